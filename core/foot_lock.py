@@ -1,0 +1,133 @@
+"""Foot lock for the bake: pin a planted toe where it touched down (notes, section 8).
+
+One :class:`FootLock` per foot, stepped once per baked frame. It decides where the
+toe should be; moving it there (two-bone IK on hip-knee-ankle with the ankle shifted
+by the toe's correction, see :func:`ankle_target`) is the caller's job.
+
+States:
+
+- free: the wanted toe is the animated toe plus what is left of a release offset;
+- locked: the wanted toe is the pinned point, fixed in the world (its height is the
+  height the toe had when it locked).
+
+A free foot locks when the database says it is in contact, its speed is under
+``lock_speed`` and any release offset has decayed under ``relock_offset`` (without
+that last rule a foot released for drifting would lock again on the next frame, at
+the same far point, and flicker). A locked foot is released when the contact ends
+or the animated toe is more than ``unlock_distance`` from the pinned point. On
+release the offset (pinned point - animated toe) is handed to a critically damped
+decay (``blend_halflife``) whose starting velocity cancels the toe's, so the output
+neither jumps nor suddenly starts moving.
+"""
+
+import numpy as np
+
+from .errors import MotionMatchingError
+from .springs import decay_spring
+
+
+class FootLockError(MotionMatchingError):
+    """Foot lock was given settings or inputs it cannot use."""
+
+
+class FootLock:
+    """The lock state of one foot. See the module notes for the rules."""
+
+    def __init__(self, lock_speed=0.15, unlock_distance=0.2, blend_halflife=0.1,
+                 relock_offset=0.02):
+        for name, value in (("lock speed", lock_speed), ("unlock distance", unlock_distance),
+                            ("blend half-life", blend_halflife),
+                            ("relock offset", relock_offset)):
+            if not (np.isfinite(value) and value > 0.0):
+                raise FootLockError("The foot lock %s must be a positive number (got %s)."
+                                    % (name, value))
+        self.lock_speed = float(lock_speed)
+        self.unlock_distance = float(unlock_distance)
+        self.blend_halflife = float(blend_halflife)
+        self.relock_offset = float(relock_offset)
+        self.lock_count = 0
+        self.reset()
+
+    def reset(self):
+        """Free the foot and drop any offset (the lock count is kept)."""
+        self.locked = False
+        self.pinned = None
+        self.offset = np.zeros(3)
+        self.offset_vel = np.zeros(3)
+        self._prev_toe = None
+
+    def step(self, contact, toe_pos, toe_speed, dt):
+        """Advance one frame of ``dt`` seconds.
+
+        ``contact`` the database's contact flag for this frame; ``toe_pos`` (3,) the
+        toe's world position in the animation; ``toe_speed`` its speed in m/s (None:
+        measured from the positions given to this object). Returns
+        ``(wanted_toe (3,), locked)``.
+        """
+        if not dt > 0.0:
+            raise FootLockError("The time step must be a positive number of seconds (got %s)."
+                                % (dt,))
+        toe = np.asarray(toe_pos, dtype=np.float64).reshape(3)
+        if not np.all(np.isfinite(toe)):
+            raise FootLockError("The toe position contains values that are not numbers.")
+        toe_vel = np.zeros(3) if self._prev_toe is None else (toe - self._prev_toe) / dt
+        self._prev_toe = toe
+        speed = float(np.linalg.norm(toe_vel)) if toe_speed is None else float(toe_speed)
+
+        if self.locked:
+            drift = np.linalg.norm(self.pinned - toe)
+            if contact and drift <= self.unlock_distance:
+                return self.pinned.copy(), True
+            # Release: the output stays on the pinned point for this frame and at rest
+            # (offset velocity = -toe velocity); the decay takes it from there.
+            self.offset = self.pinned - toe
+            self.offset_vel = -toe_vel
+            self.locked = False
+            self.pinned = None
+            return toe + self.offset, False
+
+        self.offset, self.offset_vel = decay_spring(self.offset, self.offset_vel,
+                                                    self.blend_halflife, dt)
+        wanted = toe + self.offset
+        if (contact and speed < self.lock_speed
+                and np.linalg.norm(self.offset) < self.relock_offset):
+            # Pin where the output is now, so a lock during a blend-out does not pop.
+            self.locked = True
+            self.pinned = wanted.copy()
+            self.offset = np.zeros(3)
+            self.offset_vel = np.zeros(3)
+            self.lock_count += 1
+            return wanted, True
+        return wanted, False
+
+
+def run_foot_lock(contacts, toe_positions, toe_speeds, dt, **params):
+    """Run a :class:`FootLock` over a whole take.
+
+    ``contacts`` (T,) bools, ``toe_positions`` (T, 3), ``toe_speeds`` (T,) or None.
+    Extra keyword arguments go to :class:`FootLock`. Returns
+    ``(wanted (T, 3), locked (T,) bools, lock_count)``.
+    """
+    contacts = np.asarray(contacts, dtype=bool)
+    toes = np.asarray(toe_positions, dtype=np.float64)
+    if toes.ndim != 2 or toes.shape[1] != 3 or len(toes) != len(contacts):
+        raise FootLockError(
+            "Toe positions must be an array of shape (frames, 3) with one contact flag "
+            "per frame (got %s positions and %d flags)." % (toes.shape, len(contacts)))
+    if toe_speeds is not None and len(toe_speeds) != len(toes):
+        raise FootLockError("Give one toe speed per frame (got %d for %d frames)."
+                            % (len(toe_speeds), len(toes)))
+    lock = FootLock(**params)
+    wanted = np.empty_like(toes)
+    locked = np.zeros(len(toes), dtype=bool)
+    for i in range(len(toes)):
+        speed = None if toe_speeds is None else toe_speeds[i]
+        wanted[i], locked[i] = lock.step(contacts[i], toes[i], speed, dt)
+    return wanted, locked, lock.lock_count
+
+
+def ankle_target(ankle, toe, wanted_toe):
+    """Where the ankle must go so the toe lands on ``wanted_toe`` with the foot's
+    orientation unchanged: the ankle moved by the toe's correction. (..., 3)."""
+    return (np.asarray(ankle, dtype=np.float64)
+            + np.asarray(wanted_toe, dtype=np.float64) - np.asarray(toe, dtype=np.float64))

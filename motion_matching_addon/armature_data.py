@@ -1,0 +1,136 @@
+"""Armatures and their animation as numpy arrays, in bulk.
+
+Reading: rest matrices with one ``foreach_get``; action curves sampled on whole
+frames (keys read with ``foreach_get``; curves that are not keyed on every asked
+frame fall back to Blender's own ``FCurve.evaluate``). Writing: see compat.
+"""
+
+import numpy as np
+
+from ..core import transforms as tf
+from . import compat
+
+
+def bone_order(arm_data):
+    """Bone names with every parent before its children, and parent indices."""
+    names, parents, index = [], [], {}
+
+    def visit(bone):
+        index[bone.name] = len(names)
+        names.append(bone.name)
+        parents.append(index[bone.parent.name] if bone.parent else -1)
+        for child in bone.children:
+            visit(child)
+
+    for bone in arm_data.bones:
+        if bone.parent is None:
+            visit(bone)
+    return names, np.array(parents, dtype=np.int64)
+
+
+def rest_matrices(arm_data, names=None):
+    """(J, 4, 4) Bone.matrix_local in armature space, in ``names`` order."""
+    bones = arm_data.bones
+    buf = np.empty(len(bones) * 16, dtype=np.float32)
+    bones.foreach_get("matrix_local", buf)
+    # foreach_get hands matrices over column by column.
+    mats = buf.reshape(-1, 4, 4).transpose(0, 2, 1).astype(np.float64)
+    if names is None:
+        return mats
+    pos = {b.name: i for i, b in enumerate(bones)}
+    return mats[[pos[n] for n in names]]
+
+
+def sample_curves(action, obj, frames):
+    """Values of every curve of ``action`` on ``frames``: {(path, index): (F,)}."""
+    frames = np.asarray(frames, dtype=np.float64)
+    out = {}
+    for fc in compat.fcurves(action, obj):
+        kp = fc.keyframe_points
+        n = len(kp)
+        if n == 0 or fc.mute:
+            continue
+        co = np.empty(n * 2, dtype=np.float32)
+        kp.foreach_get("co", co)
+        co = co.reshape(n, 2).astype(np.float64)
+        hit = np.searchsorted(co[:, 0], frames)
+        hit = np.clip(hit, 0, n - 1)
+        exact = np.abs(co[hit, 0] - frames) < 1e-4
+        has_mods = len(fc.modifiers) > 0
+        if exact.all() and not has_mods:
+            # A curve passes through its keys whatever the interpolation.
+            out[(fc.data_path, fc.array_index)] = co[hit, 1]
+        else:
+            evaluate = fc.evaluate
+            out[(fc.data_path, fc.array_index)] = np.array([evaluate(f) for f in frames])
+    return out
+
+
+_EULER_LISTING = {  # Blender's Euler mode names the axis applied first first.
+    "XYZ": "ZYX", "XZY": "YZX", "YXZ": "ZXY", "YZX": "XZY", "ZXY": "YXZ", "ZYX": "XYZ",
+}
+
+
+def pose_basis(obj, action, frames, names=None):
+    """(F, J, 4, 4) each pose bone's local transform on ``frames``.
+
+    Channels without a curve keep the pose bone's current value, as Blender
+    does when it evaluates the action.
+    """
+    if names is None:
+        names, _ = bone_order(obj.data)
+    frames = np.asarray(frames, dtype=np.float64)
+    F = len(frames)
+    values = sample_curves(action, obj, frames) if action is not None else {}
+    out = np.empty((F, len(names), 4, 4))
+    for j, name in enumerate(names):
+        pb = obj.pose.bones[name]
+        prefix = 'pose.bones["%s"].' % _escape(name)
+
+        def channel(prop, size, current):
+            arr = np.empty((F, size))
+            for k in range(size):
+                v = values.get((prefix + prop, k))
+                arr[:, k] = current[k] if v is None else v
+            return arr
+
+        loc = channel("location", 3, pb.location)
+        scale = channel("scale", 3, pb.scale)
+        mode = pb.rotation_mode
+        if mode == "QUATERNION":
+            rot = tf.quat_to_matrix(channel("rotation_quaternion", 4, pb.rotation_quaternion))
+        elif mode == "AXIS_ANGLE":
+            aa = channel("rotation_axis_angle", 4, pb.rotation_axis_angle)
+            rot = tf.quat_to_matrix(tf.quat_from_axis_angle(aa[:, 1:], aa[:, 0]))
+        else:
+            eul = channel("rotation_euler", 3, pb.rotation_euler)
+            listing = _EULER_LISTING[mode]
+            rot = tf.euler_to_matrix(eul[:, ["XYZ".index(a) for a in listing]], listing)
+        m = tf.compose(loc, rot)
+        m[:, :3, :3] *= scale[:, None, :]
+        out[:, j] = m
+    return out
+
+
+def _escape(name):
+    return name.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def bone_path(name, prop):
+    return 'pose.bones["%s"].%s' % (_escape(name), prop)
+
+
+def armature_pose(obj, action, frames):
+    """Armature-space pose matrices (F, J, 4, 4) and the bone names and parents."""
+    names, parents = bone_order(obj.data)
+    rest = rest_matrices(obj.data, names)
+    basis = pose_basis(obj, action, frames, names)
+    return names, parents, rest, tf.pose_fk(parents, rest, basis)
+
+
+def write_bone_transforms(action, obj, name, frames, basis, write_location=True):
+    """Key one bone's location and quaternion rotation from basis matrices (F, 4, 4)."""
+    quats = tf.quat_unroll(tf.matrix_to_quat(basis[:, :3, :3]), axis=0)
+    if write_location:
+        compat.write_channels(action, obj, bone_path(name, "location"), frames, basis[:, :3, 3], group=name)
+    compat.write_channels(action, obj, bone_path(name, "rotation_quaternion"), frames, quats, group=name)

@@ -1,0 +1,170 @@
+"""The one place that knows how actions store their curves in each Blender version.
+
+Blender 4.2 keeps F-Curves on ``Action.fcurves``. From 4.4 actions are layered:
+curves live in a channelbag, found through a slot, a layer and a keyframe strip;
+5.0 removes ``Action.fcurves``. Everything else in the add-on calls the functions
+here and never asks which version is running. The checks below look for the
+feature (``Action.layers``), not for a version number.
+"""
+
+import numpy as np
+
+# Enum values of Keyframe.interpolation as foreach_set takes them.
+INTERPOLATION = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
+
+
+def is_layered(action):
+    return hasattr(action, "layers")
+
+
+def _slot_for(action, obj):
+    """The slot ``obj`` plays from ``action``: its assigned slot, else the first."""
+    ad = getattr(obj, "animation_data", None) if obj is not None else None
+    if ad is not None and ad.action == action and getattr(ad, "action_slot", None) is not None:
+        return ad.action_slot
+    return action.slots[0] if len(action.slots) else None
+
+
+def _channelbag(action, obj, create):
+    slot = _slot_for(action, obj)
+    if slot is None:
+        if not create:
+            return None
+        slot = action.slots.new(id_type="OBJECT", name=obj.name if obj is not None else "Armature")
+    if not len(action.layers):
+        if not create:
+            return None
+        action.layers.new("Layer")
+    layer = action.layers[0]
+    if not len(layer.strips):
+        if not create:
+            return None
+        layer.strips.new(type="KEYFRAME")
+    strip = layer.strips[0]
+    return strip.channelbag(slot, ensure=create)
+
+
+def _curve_owner(action, obj, create=False):
+    """What holds the F-Curves and groups: the action (4.2) or its channelbag."""
+    if not is_layered(action):
+        return action
+    return _channelbag(action, obj, create)
+
+
+def new_action(obj, name):
+    """Create an action, assign it to ``obj`` and give it a slot for ``obj``."""
+    import bpy
+
+    action = bpy.data.actions.new(name=name)
+    if is_layered(action):
+        _curve_owner(action, obj, create=True)
+    assign_action(obj, action)
+    return action
+
+
+def assign_action(obj, action):
+    """Make ``obj`` play ``action`` (with a suitable slot where slots exist)."""
+    ad = obj.animation_data or obj.animation_data_create()
+    ad.action = action
+    if action is not None and is_layered(action) and getattr(ad, "action_slot", None) is None:
+        if len(action.slots):
+            ad.action_slot = action.slots[0]
+
+
+def fcurves(action, obj=None):
+    """The F-Curves ``obj`` plays from ``action`` (a list, possibly empty)."""
+    owner = _curve_owner(action, obj)
+    return list(owner.fcurves) if owner is not None else []
+
+
+def find_fcurve(action, obj, data_path, index):
+    owner = _curve_owner(action, obj)
+    if owner is None:
+        return None
+    return owner.fcurves.find(data_path, index=index)
+
+
+def remove_fcurves(action, obj, data_path):
+    """Remove every F-Curve of ``data_path`` (all indices)."""
+    owner = _curve_owner(action, obj)
+    if owner is None:
+        return
+    for fc in [fc for fc in owner.fcurves if fc.data_path == data_path]:
+        owner.fcurves.remove(fc)
+
+
+def _group(owner, name):
+    if not name:
+        return None
+    grp = owner.groups.get(name)
+    return grp if grp is not None else owner.groups.new(name)
+
+
+# Handle type VECTOR: each handle points a third of the way to the neighbour key.
+_HANDLE_VECTOR = 2
+
+
+def _vector_handles(co):
+    """Left and right handles of type VECTOR for keys ``co`` (n, 2): a third of
+    the way toward the previous and the next key (none at the ends)."""
+    step = np.zeros_like(co)
+    step[1:] = co[1:] - co[:-1]
+    ahead = np.zeros_like(co)
+    ahead[:-1] = step[1:]
+    return co - step / 3.0, co + ahead / 3.0
+
+
+def write_channels(action, obj, data_path, frames, values, group=None, interpolation="LINEAR"):
+    """Key ``values`` (F, K) on frames (F,) into curves ``data_path[0..K-1]``.
+
+    Replaces any keys those curves had. Keys, handles and interpolation go in
+    with one ``foreach_set`` each per curve; the handles are computed here
+    (type VECTOR) so Blender need not recompute the curve key by key.
+    """
+    owner = _curve_owner(action, obj, create=True)
+    frames = np.asarray(frames, dtype=np.float64)
+    values = np.asarray(values, dtype=np.float64).reshape(len(frames), -1)
+    grp = _group(owner, group)
+    n = len(frames)
+    interp = np.full(n, INTERPOLATION[interpolation], dtype=np.int8)
+    handle_type = np.full(n, _HANDLE_VECTOR, dtype=np.int8)
+    co = np.empty((n, 2))
+    co[:, 0] = frames
+    for k in range(values.shape[1]):
+        fc = owner.fcurves.find(data_path, index=k)
+        if fc is None:
+            fc = owner.fcurves.new(data_path, index=k)
+        else:
+            fc.keyframe_points.clear()
+        if grp is not None and fc.group != grp:
+            fc.group = grp
+        co[:, 1] = values[:, k]
+        left, right = _vector_handles(co)
+        kp = fc.keyframe_points
+        kp.add(n)
+        kp.foreach_set("co", co.astype(np.float32).ravel())
+        kp.foreach_set("handle_left", left.astype(np.float32).ravel())
+        kp.foreach_set("handle_right", right.astype(np.float32).ravel())
+        kp.foreach_set("handle_left_type", handle_type)
+        kp.foreach_set("handle_right_type", handle_type)
+        kp.foreach_set("interpolation", interp)
+
+
+def read_curve(fc):
+    """All keys of one F-Curve: dict of arrays (co (n, 2), handles, interpolation...)."""
+    kp = fc.keyframe_points
+    n = len(kp)
+    out = {}
+    for name, width, dtype in (
+        ("co", 2, np.float32), ("handle_left", 2, np.float32), ("handle_right", 2, np.float32),
+        ("interpolation", 1, np.int8), ("easing", 1, np.int8),
+    ):
+        buf = np.empty(n * width, dtype=dtype)
+        kp.foreach_get(name, buf)
+        out[name] = buf.reshape(n, width) if width > 1 else buf
+    return out
+
+
+def read_channels(action, obj):
+    """Every curve of ``action`` for ``obj``: {(data_path, index): read_curve dict}."""
+    return {(fc.data_path, fc.array_index): read_curve(fc) for fc in fcurves(action, obj)}

@@ -1,0 +1,75 @@
+"""Helpers for Blender tests: world joint positions, imports, datablock counts."""
+
+import numpy as np
+
+
+def datablock_counts():
+    import bpy
+
+    return {k: len(getattr(bpy.data, k)) for k in ("objects", "armatures", "actions", "texts", "meshes")}
+
+
+def new_objects(before):
+    import bpy
+
+    return [o for o in bpy.data.objects if o.name not in before]
+
+
+def pose_heads(obj, frames, names=None):
+    """World positions (F, J, 3) of pose bone heads after frame_set, bones in
+    ``names`` order (default: the armature's bone order)."""
+    import bpy
+
+    scene = bpy.context.scene
+    names = names or [pb.name for pb in obj.pose.bones]
+    order = {pb.name: i for i, pb in enumerate(obj.pose.bones)}
+    idx = [order[n] for n in names]
+    out = np.empty((len(frames), len(names), 3))
+    buf = np.empty(len(obj.pose.bones) * 3, dtype=np.float32)
+    for i, f in enumerate(frames):
+        fi = int(np.floor(f))
+        scene.frame_set(fi, subframe=float(f - fi))
+        obj.pose.bones.foreach_get("head", buf)
+        heads = buf.reshape(-1, 3)[idx].astype(np.float64)
+        mw = np.array(obj.matrix_world)
+        out[i] = heads @ mw[:3, :3].T + mw[:3, 3]
+    return out
+
+
+def import_ours(path, **kw):
+    import bpy
+
+    before = set(o.name for o in bpy.data.objects)
+    result = bpy.ops.motion_matching.import_bvh(filepath=path, **kw)
+    assert result == {"FINISHED"}
+    objs = [o for o in new_objects(before) if o.type == "ARMATURE"]
+    assert len(objs) == 1
+    return objs[0]
+
+
+def import_blender(path, **kw):
+    import bpy
+
+    before = set(o.name for o in bpy.data.objects)
+    kw.setdefault("rotate_mode", "QUATERNION")
+    result = bpy.ops.import_anim.bvh(filepath=path, **kw)
+    assert result == {"FINISHED"}
+    objs = [o for o in new_objects(before) if o.type == "ARMATURE"]
+    assert len(objs) == 1
+    return objs[0]
+
+
+def addon_module(name):
+    """A module of the installed add-on, e.g. addon_module("motion_matching_addon.compat")."""
+    import importlib
+
+    from tools.addon_session import MODULE
+
+    return importlib.import_module(MODULE + "." + name)
+
+
+def key_times(obj):
+    """Frames of the keys of the first curve of the object's action."""
+    compat = addon_module("motion_matching_addon.compat")
+    curves = compat.fcurves(obj.animation_data.action, obj)
+    return compat.read_curve(curves[0])["co"][:, 0].astype(np.float64)

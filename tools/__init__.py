@@ -1,0 +1,1 @@
+"""Developer tools (not shipped in the extension zip)."""

@@ -1,0 +1,78 @@
+"""Load the add-on into a bpy process the way Blender does.
+
+Builds the extension zip with Blender's own extension tool (shipped inside bpy),
+installs it into a throw-away user directory and enables it. Used by the tests,
+the benchmarks and the command line. Call :func:`prepare_user_dir` before the
+first ``import bpy`` so that Blender uses the throw-away directory.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODULE = "bl_ext.user_default.motion_matching"
+
+
+def prepare_user_dir(path=None):
+    """Point Blender's user resources at ``path`` (a new temporary folder by
+    default). Must run before bpy is imported."""
+    if "bpy" in sys.modules:
+        raise RuntimeError("prepare_user_dir() must run before bpy is imported")
+    path = path or tempfile.mkdtemp(prefix="mm_blender_user_")
+    os.environ["BLENDER_USER_RESOURCES"] = path
+    return path
+
+
+def extension_tool():
+    import bpy
+
+    return os.path.join(bpy.utils.system_resource("SCRIPTS"), "addons_core", "bl_pkg", "cli", "blender_ext.py")
+
+
+def build_zip(output_dir, source_dir=REPO):
+    """Build the extension zip with Blender's tool; return its path."""
+    os.makedirs(output_dir, exist_ok=True)
+    proc = subprocess.run(
+        [sys.executable, extension_tool(), "build", "--source-dir", source_dir, "--output-dir", output_dir],
+        capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError("Blender's extension build failed:\n%s%s" % (proc.stdout, proc.stderr))
+    zips = [f for f in os.listdir(output_dir) if f.endswith(".zip")]
+    if len(zips) != 1:
+        raise RuntimeError("expected one zip in %s, found %s" % (output_dir, zips))
+    return os.path.join(output_dir, zips[0])
+
+
+def install(zip_path):
+    """Install the zip into the user repository and enable it (Blender's own operator)."""
+    import bpy
+
+    result = bpy.ops.extensions.package_install_files(
+        filepath=zip_path, repo="user_default", enable_on_install=True)
+    if result != {"FINISHED"} or MODULE not in bpy.context.preferences.addons:
+        raise RuntimeError("Installing %s did not enable %s" % (zip_path, MODULE))
+    return MODULE
+
+
+def enable():
+    import bpy
+
+    bpy.ops.preferences.addon_enable(module=MODULE)
+
+
+def disable():
+    import bpy
+
+    if MODULE in bpy.context.preferences.addons:
+        bpy.ops.preferences.addon_disable(module=MODULE)
+
+
+def start(user_dir=None):
+    """Fresh user directory, build, install, enable: the one call most callers need."""
+    user = prepare_user_dir(user_dir)
+    import bpy  # noqa: F401  (Blender starts here, using the user directory above)
+
+    zip_path = build_zip(os.path.join(user, "dist"))
+    return install(zip_path)
