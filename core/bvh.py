@@ -7,6 +7,7 @@ line with vectorised counts, so that an error can still name its line.
 
 import io
 import os
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -228,22 +229,32 @@ def _parse_hierarchy(toks):
     return names, np.array(parents, dtype=np.int64), np.array(offsets, dtype=np.float64), channels, end_sites
 
 
+_MOTION_LINE = re.compile(r"^[ \t]*MOTION[ \t]*\r?$", re.MULTILINE | re.IGNORECASE)
+
+
 def _split_header(text, source):
     """Split at the MOTION keyword; return (hierarchy text, motion text, line of MOTION)."""
-    lines = text.splitlines(keepends=True)
-    for i, line in enumerate(lines):
-        if line.strip().upper() == "MOTION":
-            return "".join(lines[:i + 1]), "".join(lines[i + 1:]), i + 1
-    for i, line in enumerate(lines):
-        # MOTION on a line with other words would be malformed.
-        if "MOTION" in line.upper().split():
-            raise BvhError("Line %d of %s: MOTION must stand alone on its line." % (i + 1, source))
-    raise BvhError("%s has no MOTION section." % source)
+    found = _MOTION_LINE.search(text)
+    if found is None:
+        for i, line in enumerate(text.splitlines()):
+            # MOTION on a line with other words would be malformed.
+            if "MOTION" in line.upper().split():
+                raise BvhError("Line %d of %s: MOTION must stand alone on its line." % (i + 1, source))
+        raise BvhError("%s has no MOTION section." % source)
+    end = text.find("\n", found.end())
+    end = len(text) if end < 0 else end + 1
+    header = text[:end]
+    line = header.count("\n") + (0 if header.endswith("\n") else 1)
+    return header, text[end:], line
 
 
 def _motion_header(body, first_line, source):
     """Read 'Frames: n' and 'Frame Time: t'; return (n, t, rest text, its first line number)."""
-    lines = body.splitlines(keepends=True)
+    # Only the first few lines are the header; do not split the whole block.
+    head = body[:4096]
+    lines = head.splitlines(keepends=True)
+    if len(head) < len(body) and lines:
+        lines = lines[:-1]  # the last piece may be a cut line
     frames = frame_time = None
     i = 0
     # The two header lines, in either order, skipping blank lines.
@@ -281,7 +292,8 @@ def _motion_header(body, first_line, source):
         raise BvhError("%s has no frames (Frames: %d)." % (source, frames))
     if not np.isfinite(frame_time) or frame_time <= 0.0:
         raise BvhError("%s: Frame Time must be a positive number of seconds (got %s)." % (source, frame_time))
-    return frames, frame_time, "".join(lines[i:]), first_line + i + 1
+    consumed = sum(len(x) for x in lines[:i])
+    return frames, frame_time, body[consumed:], first_line + i + 1
 
 
 _SPACE = np.zeros(256, dtype=bool)
@@ -306,7 +318,9 @@ def _values_per_line(data):
 def _parse_motion(body, first_line, frames, n_channels, source):
     """The MOTION values as (frames, n_channels); numpy's C reader does the
     common case, and only a file that fails it is scanned to name the bad line."""
-    data = body.replace("\r\n", "\n").replace("\r", "\n").encode("utf-8", "replace")
+    if "\r" in body:
+        body = body.replace("\r\n", "\n").replace("\r", "\n")
+    data = body.encode("utf-8", "replace")
     try:
         values = np.loadtxt(io.BytesIO(data), dtype=np.float64, comments=None, ndmin=2)
     except ValueError:
@@ -351,6 +365,8 @@ def parse_bvh(raw, source="the BVH file"):
     text = _decode(raw, source) if isinstance(raw, (bytes, bytearray)) else raw
     if not text.strip():
         raise BvhError("%s is empty." % source)
+    if "\r" in text[:65536] and "\n" not in text[:65536]:
+        text = text.replace("\r", "\n")  # old Mac line ends
     first = text.split(None, 1)[0]
     if first.upper() != "HIERARCHY":
         raise BvhError("%s is not a BVH file: it does not start with HIERARCHY." % source)

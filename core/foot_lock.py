@@ -61,7 +61,8 @@ class FootLock:
 
         ``contact`` the database's contact flag for this frame; ``toe_pos`` (3,) the
         toe's world position in the animation; ``toe_speed`` its speed in m/s (None:
-        measured from the positions given to this object). Returns
+        measured from the positions given to this object, so a foot cannot lock on
+        the first frame it is given). Returns
         ``(wanted_toe (3,), locked)``.
         """
         if not dt > 0.0:
@@ -71,8 +72,13 @@ class FootLock:
         if not np.all(np.isfinite(toe)):
             raise FootLockError("The toe position contains values that are not numbers.")
         toe_vel = np.zeros(3) if self._prev_toe is None else (toe - self._prev_toe) / dt
+        if toe_speed is not None:
+            speed = float(toe_speed)
+        elif self._prev_toe is not None:
+            speed = float(np.linalg.norm(toe_vel))
+        else:
+            speed = np.inf  # first frame, nothing to measure from: do not lock yet
         self._prev_toe = toe
-        speed = float(np.linalg.norm(toe_vel)) if toe_speed is None else float(toe_speed)
 
         if self.locked:
             drift = np.linalg.norm(self.pinned - toe)

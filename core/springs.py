@@ -311,10 +311,12 @@ def simulate_character(controller_pos, controller_facing, dt, halflife_pos=0.25,
     ``lead`` (seconds): None (default) looks ahead by :func:`spring_lead` of each
     half-life, so a steadily moving or turning controller is followed with no lag;
     0 gives the plain spring of the notes, which trails the controller by about
-    0.36 s of travel at the default half-life. Either way each simulated sample is
-    a weighted average of controller samples with positive weights: the springs
-    smooth the controller's changes but never overshoot its path (a stop is not
-    overrun, a teleport is turned into a smooth move).
+    0.36 s of travel at the default half-life. Either way, once the initial
+    state's influence has faded, each simulated sample is a weighted average of
+    controller samples with positive weights: the springs smooth the controller's
+    changes but do not overshoot its path (a stop is not overrun, a teleport
+    becomes a smooth move). Past the controller's last sample it stands still, so
+    the character eases into the end point, arriving a little after it.
 
     Yaw goals are unrolled along time and each step's error is taken the short way
     round, so facings never spin the long way. Returns a :class:`SimulatedPath`.

@@ -2,6 +2,10 @@
 
 The root stands on the ground (z = 0) under the hips, turned about Z to the
 hips' forward direction. At yaw 0 it faces -Y, Blender's front.
+
+As a bone, the root points where the character faces: its Y axis (head to
+tail) is the facing and its Z axis is up. The character frame used by the
+features (yaw 0 faces -Y) is the bone's frame turned half a turn about Z.
 """
 
 import numpy as np
@@ -111,6 +115,21 @@ def root_trajectory(hips_pose, hips_forward_local, smooth=False,
         facing = _ground_unit(np.column_stack([savgol_filter(facing, direction_window, direction_order),
                                                np.zeros(len(facing))]))
     return pos, tf.quat_unroll(yaw_quaternions(facing), axis=0)
+
+
+# Bone axes (Y forward, Z up) to the character frame (-Y forward, Z up).
+BONE_TO_CHARACTER = np.diag([-1.0, -1.0, 1.0, 1.0])
+
+
+def root_bone_matrices(pos, quat):
+    """Armature-space matrices (F, 4, 4) of the root bone from the character
+    frame: position (F, 3) and yaw quaternion (F, 4)."""
+    return tf.compose(pos, tf.quat_to_matrix(quat)) @ BONE_TO_CHARACTER
+
+
+def character_frames(root_bone):
+    """Character frames (F, 4, 4) (yaw 0 faces -Y) from root bone matrices."""
+    return np.asarray(root_bone, dtype=np.float64) @ BONE_TO_CHARACTER
 
 
 def reparent_under_root(rest_root, rest_hips, root_pose, hips_pose):

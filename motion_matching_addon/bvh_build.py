@@ -71,13 +71,18 @@ def build(context, name, motion, frames, collection=None):
         rest = armature_data.rest_matrices(arm, names)
         locs, quats = _basis(motion, rest)
         action = created["action"] = compat.new_action(obj, name)
+        channels, columns = [], []
         for j, bone_name in enumerate(names):
             if motion.has_loc[j]:
-                compat.write_channels(action, obj, armature_data.bone_path(bone_name, "location"),
-                                      frames, locs[:, j], group=bone_name)
+                path = armature_data.bone_path(bone_name, "location")
+                channels += [(path, k, bone_name) for k in range(3)]
+                columns.append(locs[:, j])
             if motion.has_rot[j]:
-                compat.write_channels(action, obj, armature_data.bone_path(bone_name, "rotation_quaternion"),
-                                      frames, quats[:, j], group=bone_name)
+                path = armature_data.bone_path(bone_name, "rotation_quaternion")
+                channels += [(path, k, bone_name) for k in range(4)]
+                columns.append(quats[:, j])
+        if channels:
+            compat.write_curves(action, obj, channels, frames, np.concatenate(columns, axis=1))
         return obj
     except BaseException:
         if context.mode != "OBJECT" and created["obj"] is not None:

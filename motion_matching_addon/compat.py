@@ -100,54 +100,63 @@ def _group(owner, name):
     return grp if grp is not None else owner.groups.new(name)
 
 
-# Handle type VECTOR: each handle points a third of the way to the neighbour key.
-_HANDLE_VECTOR = 2
-
-
-def _vector_handles(co):
-    """Left and right handles of type VECTOR for keys ``co`` (n, 2): a third of
-    the way toward the previous and the next key (none at the ends)."""
-    step = np.zeros_like(co)
-    step[1:] = co[1:] - co[:-1]
-    ahead = np.zeros_like(co)
-    ahead[:-1] = step[1:]
-    return co - step / 3.0, co + ahead / 3.0
-
-
-def write_channels(action, obj, data_path, frames, values, group=None, interpolation="LINEAR"):
-    """Key ``values`` (F, K) on frames (F,) into curves ``data_path[0..K-1]``.
+def write_curves(action, obj, channels, frames, values, interpolation="LINEAR"):
+    """Key many curves at once: ``channels`` is a list of (data_path, index,
+    group name or None), ``values`` (F, len(channels)), on ``frames`` (F,).
 
     Replaces any keys those curves had. Keys, handles and interpolation go in
-    with one ``foreach_set`` each per curve; the handles are computed here
-    (type VECTOR) so Blender need not recompute the curve key by key.
+    with one ``foreach_set`` each per curve, through buffers reused for every
+    curve. Handles sit a third of the way toward the neighbouring keys (where
+    VECTOR handles would be), so the curves stay sensible if switched to Bezier.
     """
     owner = _curve_owner(action, obj, create=True)
     frames = np.asarray(frames, dtype=np.float64)
-    values = np.asarray(values, dtype=np.float64).reshape(len(frames), -1)
-    grp = _group(owner, group)
+    values = np.asarray(values, dtype=np.float64).reshape(len(frames), len(channels))
     n = len(frames)
-    interp = np.full(n, INTERPOLATION[interpolation], dtype=np.int8)
-    handle_type = np.full(n, _HANDLE_VECTOR, dtype=np.int8)
-    co = np.empty((n, 2))
+    co = np.empty((n, 2), dtype=np.float32)
+    left = np.empty((n, 2), dtype=np.float32)
+    right = np.empty((n, 2), dtype=np.float32)
+    dx = np.diff(frames) / 3.0
     co[:, 0] = frames
-    for k in range(values.shape[1]):
-        fc = owner.fcurves.find(data_path, index=k)
+    left[:, 0] = frames
+    right[:, 0] = frames
+    left[1:, 0] -= dx
+    right[:-1, 0] += dx
+    y = np.empty(n)
+    dy = np.empty(max(n - 1, 0))
+    interp = np.full(n, INTERPOLATION[interpolation], dtype=np.int8)
+    groups = {}
+    for k, (data_path, index, group) in enumerate(channels):
+        fc = owner.fcurves.find(data_path, index=index)
         if fc is None:
-            fc = owner.fcurves.new(data_path, index=k)
+            fc = owner.fcurves.new(data_path, index=index)
         else:
             fc.keyframe_points.clear()
-        if grp is not None and fc.group != grp:
-            fc.group = grp
-        co[:, 1] = values[:, k]
-        left, right = _vector_handles(co)
+        if group:
+            grp = groups.get(group) or groups.setdefault(group, _group(owner, group))
+            if fc.group != grp:
+                fc.group = grp
+        y[:] = values[:, k]
+        np.subtract(y[1:], y[:-1], out=dy)
+        dy /= 3.0
+        co[:, 1] = y
+        left[:, 1] = y
+        right[:, 1] = y
+        left[1:, 1] -= dy
+        right[:-1, 1] += dy
         kp = fc.keyframe_points
         kp.add(n)
-        kp.foreach_set("co", co.astype(np.float32).ravel())
-        kp.foreach_set("handle_left", left.astype(np.float32).ravel())
-        kp.foreach_set("handle_right", right.astype(np.float32).ravel())
-        kp.foreach_set("handle_left_type", handle_type)
-        kp.foreach_set("handle_right_type", handle_type)
+        kp.foreach_set("co", co.ravel())
+        kp.foreach_set("handle_left", left.ravel())
+        kp.foreach_set("handle_right", right.ravel())
         kp.foreach_set("interpolation", interp)
+
+
+def write_channels(action, obj, data_path, frames, values, group=None, interpolation="LINEAR"):
+    """Key ``values`` (F, K) on frames (F,) into curves ``data_path[0..K-1]``."""
+    values = np.asarray(values, dtype=np.float64).reshape(len(frames), -1)
+    channels = [(data_path, k, group) for k in range(values.shape[1])]
+    write_curves(action, obj, channels, frames, values, interpolation)
 
 
 def read_curve(fc):

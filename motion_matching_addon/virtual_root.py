@@ -78,7 +78,7 @@ def add_virtual_root(context, obj, hips=None, root_name="Root", smooth=True,
         pose[:, h], forward_local, smooth=smooth,
         position_window=position_window, position_order=position_order,
         direction_window=direction_window, direction_order=direction_order)
-    root_pose = tf.compose(root_pos, tf.quat_to_matrix(root_quat))
+    root_pose = vr.root_bone_matrices(root_pos, root_quat)
 
     # The root's rest: at the origin, its tail pointing forward, Z up.
     length = max(0.1, 0.25 * float(heads[h, 2]))
