@@ -2,7 +2,7 @@
 
 import bpy
 
-from . import properties
+from . import handlers, properties
 from .. import operators, panels
 from ..operators import import_bvh
 
@@ -13,11 +13,13 @@ def register():
     for cls in _CLASSES:
         bpy.utils.register_class(cls)
     properties.attach()
+    handlers.register()
     bpy.types.TOPBAR_MT_file_import.append(import_bvh.menu_import)
 
 
 def unregister():
     bpy.types.TOPBAR_MT_file_import.remove(import_bvh.menu_import)
+    handlers.unregister()
     properties.detach()
     for cls in reversed(_CLASSES):
         bpy.utils.unregister_class(cls)

@@ -1,7 +1,7 @@
 """Operators: one module per user job. Each checks its input, calls the
 Blender-side bridge and core, and reports."""
 
-from . import import_bvh, tpose, virtual_root
+from . import database, import_bvh, tags, tpose, virtual_root
 
-MODULES = (import_bvh, virtual_root, tpose)
+MODULES = (import_bvh, virtual_root, tpose, database, tags)
 CLASSES = tuple(cls for module in MODULES for cls in module.CLASSES)

@@ -1,5 +1,5 @@
 """Panels in the 3D Viewport sidebar, tab "Motion Matching": UI only."""
 
-from . import import_panel
+from . import database_panel, import_panel
 
-CLASSES = import_panel.CLASSES
+CLASSES = import_panel.CLASSES + database_panel.CLASSES

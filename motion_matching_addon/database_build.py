@@ -1,0 +1,294 @@
+"""Build the motion-matching database from the actions listed on the scene.
+
+Reads every listed action in bulk (armature_data), runs forward kinematics and
+the feature maths in core, and returns the bytes of the database's .npz file.
+Nothing in the scene changes here: the operator stores the result only when the
+whole build succeeded, so a failed build keeps the previous database.
+"""
+
+import hashlib
+import json
+
+import numpy as np
+
+from ..core import features as ft
+from ..core import transforms as tf
+from ..core import virtual_root as vr
+from ..core.errors import MotionMatchingError
+from . import armature_data, compat
+
+ADDON_FORMAT = "motion_matching.database/1"
+
+
+def scene_fps(scene):
+    return scene.render.fps / scene.render.fps_base
+
+
+def action_fps(action, scene):
+    fps = action.motion_matching.fps
+    return fps if fps > 0 else scene_fps(scene)
+
+
+def action_frames(action, obj):
+    """Whole frames the action covers: its manual range if set, else its keys."""
+    if getattr(action, "use_frame_range", False):
+        start, end = action.frame_start, action.frame_end
+    else:
+        lo, hi = None, None
+        for fc in compat.fcurves(action, obj):
+            n = len(fc.keyframe_points)
+            if n == 0:
+                continue
+            co = np.empty(2 * n, dtype=np.float32)
+            fc.keyframe_points.foreach_get("co", co)
+            lo = co[0] if lo is None else min(lo, co[0::2].min())
+            hi = co[-2] if hi is None else max(hi, co[0::2].max())
+        if lo is None:
+            raise MotionMatchingError("The action %s has no keys." % action.name)
+        start, end = lo, hi
+    first, last = int(np.ceil(start - 1e-4)), int(np.floor(end + 1e-4))
+    if last < first:
+        raise MotionMatchingError("The action %s covers no whole frame." % action.name)
+    return np.arange(first, last + 1, dtype=np.float64)
+
+
+# ---------------------------------------------------------------------------
+# Feature bones
+
+
+def feature_bones(settings, obj):
+    """Hips, feet and toes of ``obj``: the settings' overrides, else found by name."""
+    from ..core import humanoid
+
+    names, parents = armature_data.bone_order(obj.data)
+    rest = armature_data.rest_matrices(obj.data, names)
+    heads = rest[:, :3, 3]
+    tails = np.array([obj.data.bones[n].tail_local for n in names])
+    auto = {}
+    try:
+        mapping = humanoid.auto_map(names, parents, heads, tails)
+        auto = dict(mapping)
+    except MotionMatchingError:
+        auto = {}
+    wanted = {
+        "hips": (settings.hips, "Hips"),
+        "left_foot": (settings.left_foot, "LeftFoot"),
+        "right_foot": (settings.right_foot, "RightFoot"),
+        "left_toe": (settings.left_toe, "LeftToes"),
+        "right_toe": (settings.right_toe, "RightToes"),
+    }
+    root = obj.data.motion_matching.root_bone
+    hips_bone = obj.data.motion_matching.hips_bone
+    out = {}
+    for key, (override, canonical) in wanted.items():
+        name = override.strip() or (hips_bone if key == "hips" and hips_bone else auto.get(canonical, ""))
+        if not name:
+            raise MotionMatchingError(
+                "Cannot tell which bone of %s is the %s: set it in the Database panel (Feature Bones)."
+                % (obj.name, key.replace("_", " ")))
+        if name not in obj.data.bones:
+            raise MotionMatchingError("%s has no bone named %s (the %s feature bone)."
+                                      % (obj.name, name, key.replace("_", " ")))
+        out[key] = name
+    if not root or root not in obj.data.bones:
+        raise MotionMatchingError(
+            "%s has no virtual root bone: add one (Virtual Root panel) before building the database." % obj.name)
+    out["root"] = root
+    return out
+
+
+def spec_from_settings(settings, bones):
+    """The feature set: the scene's groups, or the 27 default features."""
+    if len(settings.feature_groups) == 0:
+        spec = ft.default_spec(bones["left_foot"], bones["right_foot"], bones["hips"])
+    else:
+        groups = []
+        for g in settings.feature_groups:
+            try:
+                times = [float(t) for t in g.times.replace(";", ",").split(",") if t.strip()]
+            except ValueError:
+                raise MotionMatchingError("Feature group %s: times must be numbers of seconds separated by commas "
+                                          "(got '%s')." % (g.name, g.times)) from None
+            bone_list = [b.strip() for b in g.bones.split(",") if b.strip()]
+            groups.append(ft.FeatureGroup(name=g.name, kind=g.kind, bones=bone_list, times_s=times,
+                                          weight=g.weight))
+        spec = ft.FeatureSpec(groups=groups)
+    spec.responsiveness = settings.responsiveness
+    spec.quality = settings.quality
+    return spec
+
+
+def fill_default_groups(settings, bones):
+    """Write the default feature set into the scene's list so users can edit it."""
+    spec = ft.default_spec(bones["left_foot"], bones["right_foot"], bones["hips"])
+    settings.feature_groups.clear()
+    for g in spec.groups:
+        item = settings.feature_groups.add()
+        item.name = g.name
+        item.kind = g.kind
+        item.bones = ", ".join(g.bones)
+        item.times = ", ".join("%.4g" % t for t in g.times_s)
+        item.weight = g.weight
+
+
+# ---------------------------------------------------------------------------
+# Reading one action
+
+
+def entries(settings):
+    """(action, armature object) of each listed entry, checked."""
+    out = []
+    if len(settings.entries) == 0:
+        raise MotionMatchingError("The database has no actions: add at least one to the list.")
+    for i, e in enumerate(settings.entries):
+        if e.action is None:
+            raise MotionMatchingError("Entry %d of the database list has no action." % (i + 1))
+        if e.armature is None or e.armature.type != "ARMATURE":
+            raise MotionMatchingError("The action %s has no armature to play on: choose one in the list."
+                                      % e.action.name)
+        out.append((e.action, e.armature))
+    return out
+
+
+def sample_action(scene, action, obj, names):
+    """Frames, local bases (F, J, 4, 4) and world pose (F, J, 4, 4) of ``action`` on ``obj``."""
+    frames = action_frames(action, obj)
+    curves = compat.fcurves(action, obj)
+    if not any(len(fc.keyframe_points) for fc in curves):
+        raise MotionMatchingError("The action %s has no keys." % action.name)
+    basis = armature_data.pose_basis(obj, action, frames, names)
+    if not np.all(np.isfinite(basis)):
+        bad = np.argwhere(~np.isfinite(basis))[0]
+        raise MotionMatchingError("The action %s holds NaN or infinite values (bone %s, frame %d)."
+                                  % (action.name, names[bad[1]], int(frames[bad[0]])))
+    _names, parents = armature_data.bone_order(obj.data)
+    rest = armature_data.rest_matrices(obj.data, names)
+    pose = tf.pose_fk(parents, rest, basis)
+    world = np.asarray(obj.matrix_world, dtype=np.float64) @ pose
+    return frames, basis, world
+
+
+def tags_of(action, first_frame, n_frames):
+    """The action's tags as core Tags in 0-based clip frames."""
+    from ..core import tags as core_tags
+
+    out = []
+    for t in action.motion_matching.tags:
+        out.append(core_tags.Tag(t.name, int(t.frame_start - first_frame), int(t.frame_end - first_frame)))
+    core_tags.validate_tags(out, n_frames, action.name)
+    return out
+
+
+def exclude_names(settings):
+    return [s.strip().lower() for s in settings.exclude_tags.replace(";", ",").split(",") if s.strip()]
+
+
+# ---------------------------------------------------------------------------
+# Fingerprint: what the database was built from
+
+
+def fingerprint(scene):
+    """A hash of every input of the build: settings, actions' keys, tags."""
+    settings = scene.motion_matching
+    h = hashlib.sha1()
+    keys = ["left_foot", "right_foot", "left_toe", "right_toe", "hips", "responsiveness", "quality",
+            "exclude_tags", "contact_speed", "contact_radius"]
+    h.update(json.dumps({k: getattr(settings, k) for k in keys}, sort_keys=True).encode())
+    for g in settings.feature_groups:
+        h.update(json.dumps([g.name, g.kind, g.bones, g.times, g.weight]).encode())
+    for e in settings.entries:
+        h.update(("%s|%s" % (e.action.name if e.action else "", e.armature.name if e.armature else "")).encode())
+        if e.action is None or e.armature is None:
+            continue
+        h.update(repr(e.action.motion_matching.fps).encode())
+        for t in e.action.motion_matching.tags:
+            h.update(("%s:%d:%d" % (t.name, t.frame_start, t.frame_end)).encode())
+        for fc in compat.fcurves(e.action, e.armature):
+            h.update(("%s[%d]" % (fc.data_path, fc.array_index)).encode())
+            n = len(fc.keyframe_points)
+            for prop in ("co", "handle_left", "handle_right"):
+                buf = np.empty(2 * n, dtype=np.float32)
+                fc.keyframe_points.foreach_get(prop, buf)
+                h.update(buf.tobytes())
+        h.update(np.asarray(e.armature.matrix_world, dtype=np.float32).tobytes())
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------------------
+# The build
+
+
+def build(scene, progress=None):
+    """Return (npz bytes, summary dict). Raises MotionMatchingError with a
+    plain sentence on bad input; the scene is not changed."""
+    from ..core import tags as core_tags
+    from .database_store import to_bytes
+
+    settings = scene.motion_matching
+    pairs = entries(settings)
+    first_obj = pairs[0][1]
+    bones = feature_bones(settings, first_obj)
+    names, parents = armature_data.bone_order(first_obj.data)
+    rest = armature_data.rest_matrices(first_obj.data, names)
+    spec = spec_from_settings(settings, bones)
+    spec.validate(joint_names=names)
+    clips, bases, clip_tags, frame_starts, actions, armatures = [], [], [], [], [], []
+    root_paths, root_facings = [], []
+    excl = exclude_names(settings)
+    for i, (action, obj) in enumerate(pairs):
+        if progress:
+            progress(i, len(pairs))
+        obj_names, _ = armature_data.bone_order(obj.data)
+        if obj_names != names:
+            missing = sorted(set(names) - set(obj_names))
+            raise MotionMatchingError(
+                "Every action must play on the same skeleton: %s differs from %s%s." % (
+                    obj.name, first_obj.name, (" (it lacks %s)" % ", ".join(missing[:5])) if missing else ""))
+        for key in ("hips", "left_foot", "right_foot", "left_toe", "right_toe", "root"):
+            if bones[key] not in obj.data.bones:
+                raise MotionMatchingError("%s has no bone named %s (the %s feature bone)."
+                                          % (obj.name, bones[key], key.replace("_", " ")))
+        frames, basis, world = sample_action(scene, action, obj, names)
+        tags = tags_of(action, frames[0], len(frames))
+        excluded = core_tags.excluded_rows(tags, len(frames), excl)
+        character = vr.character_frames(world[:, names.index(bones["root"])])
+        root_pos = character[:, :3, 3].copy()
+        root_rot = tf.matrix_to_quat(character[:, :3, :3])
+        clips.append(ft.Clip(name=action.name, fps=action_fps(action, scene), joint_names=names,
+                             positions=world[:, :, :3, 3], root_pos=root_pos, root_rot=root_rot,
+                             excluded=excluded))
+        bases.append(basis)
+        root_paths.append(root_pos)
+        root_facings.append(character[:, :2, :3] @ np.array([0.0, -1.0, 0.0]))
+        clip_tags.append([{"name": t.name, "start": t.start, "end": t.end} for t in tags])
+        frame_starts.append(frames[0])
+        actions.append(action.name)
+        armatures.append(obj.name)
+    db = ft.build_database(spec, clips, contact_joints=(bones["left_toe"], bones["right_toe"]),
+                           contact_speed=settings.contact_speed, contact_radius=settings.contact_radius)
+    basis = np.concatenate(bases, axis=0)
+    arrays = db.to_arrays()
+    arrays.update({
+        "format": np.array(ADDON_FORMAT),
+        "weights": ft.feature_weights(spec).astype(np.float64),
+        "feature_names": np.array(ft.feature_names(spec), dtype=np.str_),
+        "bone_names": np.array(names, dtype=np.str_),
+        "bone_parents": np.asarray(parents, dtype=np.int32),
+        "bone_rest": rest.astype(np.float64),
+        "feature_bones_json": np.array(json.dumps(bones, sort_keys=True)),
+        "pose_rotations": tf.quat_unroll(tf.matrix_to_quat(basis[:, :, :3, :3]), axis=0).astype(np.float32),
+        "pose_locations": basis[:, :, :3, 3].astype(np.float32),
+        "root_positions": np.concatenate(root_paths).astype(np.float64),
+        "root_facings": np.concatenate(root_facings).astype(np.float64),
+        "clip_actions": np.array(actions, dtype=np.str_),
+        "clip_armatures": np.array(armatures, dtype=np.str_),
+        "clip_frame_start": np.asarray(frame_starts, dtype=np.float64),
+        "tags_json": np.array(json.dumps(clip_tags)),
+        "fingerprint": np.array(fingerprint(scene)),
+    })
+    summary = {
+        "rows": db.num_rows, "features": db.dim, "clips": len(clips),
+        "valid_rows": int(db.valid.sum()), "excluded_rows": int(db.excluded.sum()),
+        "seconds": float(sum(c.num_frames / c.fps for c in clips)),
+    }
+    return to_bytes(arrays), summary, db, arrays

@@ -1,0 +1,44 @@
+"""Application handlers: notice when the database's inputs change."""
+
+import bpy
+from bpy.app.handlers import persistent
+
+from . import database_build, database_store
+
+
+def check_stale(scene):
+    """Compare the stored database's fingerprint with the scene's inputs now;
+    mark the database stale (and return True) when they differ."""
+    settings = scene.motion_matching
+    if not database_store.has_database(scene):
+        return False
+    _db, arrays = database_store.load(scene)
+    stored = str(arrays["fingerprint"]) if "fingerprint" in arrays else ""
+    stale = stored != database_build.fingerprint(scene)
+    if stale and not settings.database_stale:
+        settings.database_stale = True
+    return stale
+
+
+@persistent
+def on_depsgraph_update(scene, depsgraph):
+    settings = getattr(scene, "motion_matching", None)
+    if settings is None or not settings.database_built or settings.database_stale:
+        return
+    listed = {e.action.name for e in settings.entries if e.action is not None}
+    if not listed:
+        return
+    for update in depsgraph.updates:
+        if isinstance(update.id, bpy.types.Action) and update.id.name in listed:
+            settings.database_stale = True
+            return
+
+
+def register():
+    if on_depsgraph_update not in bpy.app.handlers.depsgraph_update_post:
+        bpy.app.handlers.depsgraph_update_post.append(on_depsgraph_update)
+
+
+def unregister():
+    if on_depsgraph_update in bpy.app.handlers.depsgraph_update_post:
+        bpy.app.handlers.depsgraph_update_post.remove(on_depsgraph_update)

@@ -1,0 +1,226 @@
+"""Database operators: list the actions, build, export and import the database."""
+
+import os
+
+import bpy
+from bpy.props import StringProperty
+from bpy_extras.io_utils import ExportHelper, ImportHelper
+
+from ..core.errors import MotionMatchingError
+from ..core.features import Database
+from ..motion_matching_addon import database_build, database_store
+
+
+def _settings(context):
+    return context.scene.motion_matching
+
+
+class MOTION_MATCHING_OT_database_add_action(bpy.types.Operator):
+    """Add the active armature's action to the database list (or every selected armature's)"""
+
+    bl_idname = "motion_matching.database_add_action"
+    bl_label = "Add Action"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        obj = context.active_object
+        if obj is None or obj.type != "ARMATURE" or not obj.animation_data or not obj.animation_data.action:
+            cls.poll_message_set("Select an armature that plays an action")
+            return False
+        return True
+
+    def execute(self, context):
+        settings = _settings(context)
+        objs = [o for o in context.selected_objects if o.type == "ARMATURE"] or [context.active_object]
+        known = {(e.action, e.armature) for e in settings.entries}
+        added = 0
+        for obj in objs:
+            action = obj.animation_data.action if obj.animation_data else None
+            if action is None or (action, obj) in known:
+                continue
+            entry = settings.entries.add()
+            entry.action = action
+            entry.armature = obj
+            added += 1
+        settings.active_entry = len(settings.entries) - 1
+        if settings.database_built:
+            settings.database_stale = True
+        self.report({"INFO"}, "Added %d action%s to the database list." % (added, "" if added == 1 else "s"))
+        return {"FINISHED"}
+
+
+class MOTION_MATCHING_OT_database_remove_action(bpy.types.Operator):
+    """Remove the selected action from the database list"""
+
+    bl_idname = "motion_matching.database_remove_action"
+    bl_label = "Remove Action"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        settings = _settings(context)
+        if not 0 <= settings.active_entry < len(settings.entries):
+            cls.poll_message_set("The list has no selected action")
+            return False
+        return True
+
+    def execute(self, context):
+        settings = _settings(context)
+        settings.entries.remove(settings.active_entry)
+        settings.active_entry = max(0, min(settings.active_entry, len(settings.entries) - 1))
+        if settings.database_built:
+            settings.database_stale = True
+        return {"FINISHED"}
+
+
+class MOTION_MATCHING_OT_reset_features(bpy.types.Operator):
+    """Fill the feature list with the 27 default features (feet, hips, trajectory) for the listed skeleton"""
+
+    bl_idname = "motion_matching.reset_features"
+    bl_label = "Default Features"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        settings = _settings(context)
+        if not any(e.armature for e in settings.entries):
+            cls.poll_message_set("Add an action and its armature to the database list first")
+            return False
+        return True
+
+    def execute(self, context):
+        settings = _settings(context)
+        obj = next(e.armature for e in settings.entries if e.armature)
+        try:
+            bones = database_build.feature_bones(settings, obj)
+        except MotionMatchingError as ex:
+            self.report({"ERROR"}, str(ex))
+            return {"CANCELLED"}
+        database_build.fill_default_groups(settings, bones)
+        return {"FINISHED"}
+
+
+def summary_text(summary):
+    return "%d rows (%d searchable, %d excluded) from %d action%s, %.1f s, %d features" % (
+        summary["rows"], summary["valid_rows"], summary["excluded_rows"], summary["clips"],
+        "" if summary["clips"] == 1 else "s", summary["seconds"], summary["features"])
+
+
+def build_and_store(context, report=None):
+    """Build the scene's database and store it; raise MotionMatchingError on bad input."""
+    wm = context.window_manager
+    settings = _settings(context)
+    n = max(1, len(settings.entries))
+    wm.progress_begin(0, n)
+    try:
+        data, summary, db, _arrays = database_build.build(context.scene, progress=lambda i, k: wm.progress_update(i))
+        if settings.tag_query.strip():
+            from ..motion_matching_addon import database_search
+
+            database_search.allowed_rows(db, _arrays, settings.tag_query)
+    finally:
+        wm.progress_end()
+    database_store.store(context.scene, data)
+    settings.database_built = True
+    settings.database_stale = False
+    settings.database_summary = summary_text(summary)
+    return summary
+
+
+class MOTION_MATCHING_OT_build_database(bpy.types.Operator):
+    """Build the motion-matching database from the listed actions (features, contacts, tags)"""
+
+    bl_idname = "motion_matching.build_database"
+    bl_label = "Build Database"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        if len(_settings(context).entries) == 0:
+            cls.poll_message_set("Add at least one action to the database list")
+            return False
+        return True
+
+    def execute(self, context):
+        try:
+            summary = build_and_store(context)
+        except MotionMatchingError as ex:
+            self.report({"ERROR"}, "Database not built (the previous one is kept): %s" % ex)
+            return {"CANCELLED"}
+        self.report({"INFO"}, "Database built: %s." % summary_text(summary))
+        return {"FINISHED"}
+
+
+class MOTION_MATCHING_OT_export_database(bpy.types.Operator, ExportHelper):
+    """Write the database to a .npz file (plain numpy arrays; layout in the README)"""
+
+    bl_idname = "motion_matching.export_database"
+    bl_label = "Export Database"
+    bl_options = {"REGISTER"}
+
+    filename_ext = ".npz"
+    filter_glob: StringProperty(default="*.npz", options={"HIDDEN"})
+
+    @classmethod
+    def poll(cls, context):
+        if not database_store.has_database(context.scene):
+            cls.poll_message_set("Build the database first")
+            return False
+        return True
+
+    def execute(self, context):
+        try:
+            data = database_store.raw_bytes(context.scene)
+            with open(self.filepath, "wb") as fh:
+                fh.write(data)
+        except (MotionMatchingError, OSError) as ex:
+            self.report({"ERROR"}, "Cannot write %s: %s" % (self.filepath, getattr(ex, "strerror", None) or ex))
+            return {"CANCELLED"}
+        self.report({"INFO"}, "Wrote %s (%.1f MB)." % (os.path.basename(self.filepath), len(data) / 1e6))
+        return {"FINISHED"}
+
+
+class MOTION_MATCHING_OT_import_database(bpy.types.Operator, ImportHelper):
+    """Load a database .npz file into the scene (replaces the scene's database)"""
+
+    bl_idname = "motion_matching.import_database"
+    bl_label = "Import Database"
+    bl_options = {"REGISTER", "UNDO"}
+
+    filename_ext = ".npz"
+    filter_glob: StringProperty(default="*.npz", options={"HIDDEN"})
+
+    def execute(self, context):
+        try:
+            with open(self.filepath, "rb") as fh:
+                data = fh.read()
+            arrays = database_store.from_bytes(data)
+            db = Database.from_arrays(arrays)
+            for key in ("pose_rotations", "bone_names", "bone_rest"):
+                if key not in arrays:
+                    raise MotionMatchingError("it has no %s, so it cannot drive a bake" % key)
+        except OSError as ex:
+            self.report({"ERROR"}, "Cannot read %s: %s." % (self.filepath, ex.strerror or ex))
+            return {"CANCELLED"}
+        except MotionMatchingError as ex:
+            self.report({"ERROR"}, "%s is not a usable database: %s" % (os.path.basename(self.filepath), ex))
+            return {"CANCELLED"}
+        settings = _settings(context)
+        database_store.store(context.scene, data)
+        settings.database_built = True
+        settings.database_stale = False
+        settings.database_summary = "%d rows, %d features (imported from %s)" % (
+            db.num_rows, db.dim, os.path.basename(self.filepath))
+        self.report({"INFO"}, "Loaded %s." % settings.database_summary)
+        return {"FINISHED"}
+
+
+CLASSES = (
+    MOTION_MATCHING_OT_database_add_action,
+    MOTION_MATCHING_OT_database_remove_action,
+    MOTION_MATCHING_OT_reset_features,
+    MOTION_MATCHING_OT_build_database,
+    MOTION_MATCHING_OT_export_database,
+    MOTION_MATCHING_OT_import_database,
+)

@@ -1,0 +1,262 @@
+"""Tag operators: the dance card on an action (named frame ranges)."""
+
+import json
+import os
+
+import bpy
+from bpy.props import BoolProperty, IntProperty, StringProperty
+from bpy_extras.io_utils import ImportHelper
+
+from ..core import tags as core_tags
+from ..core.errors import MotionMatchingError
+from ..motion_matching_addon import database_search, database_store
+
+
+def _action(context):
+    obj = context.active_object
+    if obj is None or obj.animation_data is None:
+        return None
+    return obj.animation_data.action
+
+
+def _action_poll(cls, context):
+    if _action(context) is None:
+        cls.poll_message_set("Select an object that plays an action")
+        return False
+    return True
+
+
+def _mark_stale(context):
+    settings = context.scene.motion_matching
+    if settings.database_built:
+        settings.database_stale = True
+
+
+def _next_move(context, action):
+    """The first dance-card move the action has no tag for yet."""
+    have = {t.name.lower() for t in action.motion_matching.tags}
+    for move in context.scene.motion_matching.dance_card:
+        if move.name.lower() not in have:
+            return move.name
+    return "move"
+
+
+class MOTION_MATCHING_OT_tag_add(bpy.types.Operator):
+    """Tag a frame range of the active action (by default the preview range, else the whole action)"""
+
+    bl_idname = "motion_matching.tag_add"
+    bl_label = "Add Tag"
+    bl_options = {"REGISTER", "UNDO"}
+
+    name: StringProperty(name="Name", description="The move, e.g. walk, run, stop, turn_left_90 (no spaces)")
+    frame_start: IntProperty(name="Start", description="First frame of the move")
+    frame_end: IntProperty(name="End", description="Last frame of the move (included)")
+
+    poll = classmethod(_action_poll)
+
+    def invoke(self, context, event):
+        self._defaults(context)
+        return self.execute(context)
+
+    def _defaults(self, context):
+        scene = context.scene
+        action = _action(context)
+        if not self.name:
+            self.name = _next_move(context, action)
+        if self.frame_start == 0 and self.frame_end == 0:
+            if scene.use_preview_range:
+                self.frame_start, self.frame_end = scene.frame_preview_start, scene.frame_preview_end
+            else:
+                start, end = action.frame_range
+                self.frame_start, self.frame_end = int(start), int(end)
+
+    def execute(self, context):
+        action = _action(context)
+        if self.frame_start == 0 and self.frame_end == 0:
+            self._defaults(context)
+        try:
+            core_tags.check_tag_name(self.name)
+        except MotionMatchingError as ex:
+            self.report({"ERROR"}, str(ex))
+            return {"CANCELLED"}
+        if self.frame_end < self.frame_start:
+            self.report({"ERROR"}, "The tag ends (frame %d) before it starts (frame %d)." % (self.frame_end, self.frame_start))
+            return {"CANCELLED"}
+        tags = action.motion_matching.tags
+        tag = tags.add()
+        tag.name, tag.frame_start, tag.frame_end = self.name, self.frame_start, self.frame_end
+        action.motion_matching.active_tag = len(tags) - 1
+        _mark_stale(context)
+        return {"FINISHED"}
+
+
+class MOTION_MATCHING_OT_tag_remove(bpy.types.Operator):
+    """Remove the selected tag of the active action"""
+
+    bl_idname = "motion_matching.tag_remove"
+    bl_label = "Remove Tag"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        action = _action(context)
+        if action is None or not 0 <= action.motion_matching.active_tag < len(action.motion_matching.tags):
+            cls.poll_message_set("Select a tag in the list")
+            return False
+        return True
+
+    def execute(self, context):
+        mm = _action(context).motion_matching
+        mm.tags.remove(mm.active_tag)
+        mm.active_tag = max(0, min(mm.active_tag, len(mm.tags) - 1))
+        _mark_stale(context)
+        return {"FINISHED"}
+
+
+class MOTION_MATCHING_OT_tags_from_markers(bpy.types.Operator):
+    """Make tags from timeline markers: each marker starts a tag named like it, which ends just before the next marker"""
+
+    bl_idname = "motion_matching.tags_from_markers"
+    bl_label = "Tags from Markers"
+    bl_options = {"REGISTER", "UNDO"}
+
+    replace: BoolProperty(name="Replace", description="Remove the action's tags first", default=False)
+
+    @classmethod
+    def poll(cls, context):
+        if not _action_poll(cls, context):
+            return False
+        if not len(context.scene.timeline_markers):
+            cls.poll_message_set("The timeline has no markers")
+            return False
+        return True
+
+    def execute(self, context):
+        action = _action(context)
+        start, end = (int(v) for v in action.frame_range)
+        markers = sorted((m.frame, m.name) for m in context.scene.timeline_markers if start <= m.frame <= end)
+        if not markers:
+            self.report({"ERROR"}, "No marker lies inside the action's frames %d-%d." % (start, end))
+            return {"CANCELLED"}
+        made = []
+        for i, (frame, name) in enumerate(markers):
+            stop = markers[i + 1][0] - 1 if i + 1 < len(markers) else end
+            name = name.strip().replace(" ", "_")
+            try:
+                core_tags.check_tag_name(name)
+            except MotionMatchingError as ex:
+                self.report({"ERROR"}, "Marker at frame %d: %s" % (frame, ex))
+                return {"CANCELLED"}
+            if stop >= frame:
+                made.append((name, frame, stop))
+        tags = action.motion_matching.tags
+        if self.replace:
+            tags.clear()
+        for name, a, b in made:
+            t = tags.add()
+            t.name, t.frame_start, t.frame_end = name, a, b
+        _mark_stale(context)
+        self.report({"INFO"}, "Made %d tags from markers." % len(made))
+        return {"FINISHED"}
+
+
+class MOTION_MATCHING_OT_import_dance_card(bpy.types.Operator, ImportHelper):
+    """Read a dance card (TOML or JSON: the moves to capture) into the scene's list of moves"""
+
+    bl_idname = "motion_matching.import_dance_card"
+    bl_label = "Import Dance Card"
+    bl_options = {"REGISTER", "UNDO"}
+
+    filter_glob: StringProperty(default="*.toml;*.json", options={"HIDDEN"})
+
+    def execute(self, context):
+        try:
+            card = core_tags.load_dance_card(self.filepath)
+        except MotionMatchingError as ex:
+            self.report({"ERROR"}, str(ex))
+            return {"CANCELLED"}
+        settings = context.scene.motion_matching
+        settings.dance_card.clear()
+        settings.dance_card_title = card.title or os.path.basename(self.filepath)
+        for move in card.moves:
+            item = settings.dance_card.add()
+            item.name = move.name
+            item.duration = move.duration_s or 0.0
+            item.description = move.description or ""
+        self.report({"INFO"}, "Dance card %s: %d moves." % (settings.dance_card_title, len(card.moves)))
+        return {"FINISHED"}
+
+
+def scene_dance_card(settings):
+    if not len(settings.dance_card):
+        return None
+    return core_tags.dance_card_from_dict({
+        "title": settings.dance_card_title,
+        "moves": [dict(name=m.name, **({"duration": m.duration} if m.duration > 0 else {}),
+                       **({"description": m.description} if m.description else {}))
+                  for m in settings.dance_card]})
+
+
+def coverage(scene):
+    """The coverage report of the scene's database (a JSON-ready dict)."""
+    db, arrays = database_store.load(scene)
+    tags = database_search.clip_tags(arrays)
+    clips = []
+    for c, name in enumerate(db.clip_names):
+        rows = db.clip_rows(c)
+        # The database's own exclusions (settings at build time) leave frames out.
+        clips.append((name, float(db.clip_fps[c]), rows.stop - rows.start, tags[c],
+                      arrays["root_positions"][rows], arrays["root_facings"][rows], db.excluded[rows]))
+    return core_tags.coverage_report(scene_dance_card(scene.motion_matching), clips, exclude_names=())
+
+
+class MOTION_MATCHING_OT_database_report(bpy.types.Operator):
+    """Report what the database covers: seconds per dance-card move, missing moves, and the speeds and turns it can do"""
+
+    bl_idname = "motion_matching.database_report"
+    bl_label = "Coverage Report"
+    bl_options = {"REGISTER"}
+
+    filepath: StringProperty(name="JSON File", description="Also write the report here as JSON (optional)",
+                             subtype="FILE_PATH", default="")
+
+    @classmethod
+    def poll(cls, context):
+        if not database_store.has_database(context.scene):
+            cls.poll_message_set("Build the database first")
+            return False
+        return True
+
+    def execute(self, context):
+        try:
+            report = coverage(context.scene)
+        except MotionMatchingError as ex:
+            self.report({"ERROR"}, str(ex))
+            return {"CANCELLED"}
+        text = core_tags.format_report_text(report)
+        block = bpy.data.texts.get("Motion Matching Coverage") or bpy.data.texts.new("Motion Matching Coverage")
+        block.clear()
+        block.write(text)
+        if self.filepath:
+            try:
+                with open(bpy.path.abspath(self.filepath), "w") as fh:
+                    json.dump(report, fh, indent=2)
+            except OSError as ex:
+                self.report({"ERROR"}, "Cannot write %s: %s." % (self.filepath, ex.strerror or ex))
+                return {"CANCELLED"}
+        missing = [m["name"] for m in report.get("moves", []) if m.get("status") == "missing"]
+        gaps = [g for g in report.get("gaps", []) if g.get("kind") == "empty"]
+        self.report({"INFO"}, "Coverage: %.1f s in %d clips; %s; %d empty speed/turn regions (see the text "
+                    "'Motion Matching Coverage')." % (
+                        report["totals"]["seconds"], report["totals"]["clips"],
+                        ("missing moves: " + ", ".join(missing)) if missing else "no move missing", len(gaps)))
+        return {"FINISHED"}
+
+
+CLASSES = (
+    MOTION_MATCHING_OT_tag_add,
+    MOTION_MATCHING_OT_tag_remove,
+    MOTION_MATCHING_OT_tags_from_markers,
+    MOTION_MATCHING_OT_import_dance_card,
+    MOTION_MATCHING_OT_database_report,
+)
