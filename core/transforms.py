@@ -248,37 +248,52 @@ def axis_conversion_matrix(from_forward="Y", from_up="Z", to_forward="Y", to_up=
 # Forward kinematics of an armature
 
 
-def pose_fk(parents, rest, basis):
+def pose_fk(parents, rest, basis, offsets=None):
     """Armature-space pose matrices of every bone on every frame.
 
     ``parents`` (J,) parent index or -1, parents before children;
     ``rest`` (J, 4, 4) each bone's rest matrix in armature space (Bone.matrix_local);
     ``basis`` (F, J, 4, 4) each pose bone's local transform (location, rotation).
-    Blender's rule: pose = parent_pose @ parent_rest^-1 @ rest @ basis.
+    Blender's rule: pose = parent_pose @ offset @ basis, the offset being the
+    bone's rest relative to its parent. Blender builds that offset from the
+    bone's own roll matrix and head rather than from parent_rest^-1 @ rest;
+    the two agree exactly in theory but not in float32 for bones that point
+    almost straight along the axis the roll is measured from, so pass
+    ``offsets`` (J, 4, 4) read from Blender (see armature_data.rest_offsets)
+    to reproduce its poses to the last digits.
     """
     parents = np.asarray(parents)
     rest = np.asarray(rest, dtype=np.float64)
     basis = np.asarray(basis, dtype=np.float64)
+    if offsets is None:
+        offsets = rest_offsets_from_matrices(parents, rest)
     out = np.empty_like(basis)
-    rest_inv = rigid_inverse(rest)
     for j, p in enumerate(parents):
         if p < 0:
-            out[:, j] = rest[j] @ basis[:, j]
+            out[:, j] = offsets[j] @ basis[:, j]
         else:
-            out[:, j] = out[:, p] @ (rest_inv[p] @ rest[j]) @ basis[:, j]
+            out[:, j] = out[:, p] @ offsets[j] @ basis[:, j]
     return out
 
 
-def pose_local_from_world(parents, rest, pose):
+def rest_offsets_from_matrices(parents, rest):
+    """Each bone's rest relative to its parent (its own rest for a root)."""
+    rest = np.asarray(rest, dtype=np.float64)
+    rest_inv = rigid_inverse(rest)
+    return np.array([rest[j] if p < 0 else rest_inv[p] @ rest[j] for j, p in enumerate(parents)])
+
+
+def pose_local_from_world(parents, rest, pose, offsets=None):
     """Inverse of :func:`pose_fk`: the basis (local) matrices that give ``pose``."""
     parents = np.asarray(parents)
-    rest = np.asarray(rest, dtype=np.float64)
     pose = np.asarray(pose, dtype=np.float64)
-    rest_inv = rigid_inverse(rest)
+    if offsets is None:
+        offsets = rest_offsets_from_matrices(parents, rest)
+    offsets_inv = np.linalg.inv(offsets)
     out = np.empty_like(pose)
     for j, p in enumerate(parents):
         if p < 0:
-            out[:, j] = rest_inv[j] @ pose[:, j]
+            out[:, j] = offsets_inv[j] @ pose[:, j]
         else:
-            out[:, j] = rest_inv[j] @ rest[p] @ rigid_inverse(pose[:, p]) @ pose[:, j]
+            out[:, j] = offsets_inv[j] @ rigid_inverse(pose[:, p]) @ pose[:, j]
     return out

@@ -132,10 +132,12 @@ def character_frames(root_bone):
     return np.asarray(root_bone, dtype=np.float64) @ BONE_TO_CHARACTER
 
 
-def reparent_under_root(rest_root, rest_hips, root_pose, hips_pose):
+def reparent_under_root(root_offset, hips_offset, root_pose, hips_pose):
     """Bases for the new root and for the hips beneath it such that the hips keep
-    their armature-space pose: root_basis = R0^-1 root, hips_basis =
-    H0^-1 R0 root^-1 hips (Blender's pose rule with the root as parent)."""
-    root_basis = tf.rigid_inverse(rest_root) @ root_pose
-    hips_basis = tf.rigid_inverse(rest_hips) @ rest_root @ tf.rigid_inverse(root_pose) @ hips_pose
+    their armature-space pose. With Blender's rule pose = parent_pose @ offset @
+    basis: root_basis = root_offset^-1 root_pose and hips_basis =
+    hips_offset^-1 root_pose^-1 hips_pose, the offsets being each bone's rest
+    relative to its parent (the root's is its own rest)."""
+    root_basis = np.linalg.inv(root_offset) @ root_pose
+    hips_basis = np.linalg.inv(hips_offset) @ tf.rigid_inverse(root_pose) @ hips_pose
     return root_basis, hips_basis

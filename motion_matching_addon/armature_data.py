@@ -41,28 +41,82 @@ def rest_matrices(arm_data, names=None):
     return mats[[pos[n] for n in names]]
 
 
+def rest_offsets(arm_data, names):
+    """(J, 4, 4) each bone's rest relative to its parent, as Blender's pose
+    evaluation builds it: the bone's roll matrix (Bone.matrix) and its head,
+    which lies in the parent's space with the parent's length added along Y.
+    Root bones: Bone.matrix_local."""
+    bones = arm_data.bones
+    n = len(bones)
+    rot = np.empty(n * 9, dtype=np.float32)
+    bones.foreach_get("matrix", rot)
+    rot = rot.reshape(-1, 3, 3).transpose(0, 2, 1).astype(np.float64)
+    head = np.empty(n * 3, dtype=np.float32)
+    bones.foreach_get("head", head)
+    head = head.reshape(-1, 3).astype(np.float64)
+    local = rest_matrices(arm_data)
+    pos = {b.name: i for i, b in enumerate(bones)}
+    out = np.empty((len(names), 4, 4))
+    for k, name in enumerate(names):
+        i = pos[name]
+        bone = bones[i]
+        if bone.parent is None:
+            out[k] = local[i]
+            continue
+        m = np.eye(4)
+        m[:3, :3] = rot[i]
+        m[:3, 3] = head[i]
+        m[1, 3] += bone.parent.length
+        out[k] = m
+    return out
+
+
+_EXTRAPOLATION = {"CONSTANT": 0, "LINEAR": 1}
+
+
 def sample_curves(action, obj, frames):
-    """Values of every curve of ``action`` on ``frames``: {(path, index): (F,)}."""
+    """Values of every curve of ``action`` on ``frames``: {(path, index): (F,)}.
+
+    Curves keyed on every asked frame are read straight from their keys (a curve
+    passes through its keys whatever the interpolation). Others are evaluated in
+    bulk by core.fcurve_eval, which reproduces Blender's own evaluation; a curve
+    it cannot do (modifiers, elastic easing) is left to ``FCurve.evaluate``.
+    """
+    from ..core import fcurve_eval
+
     frames = np.asarray(frames, dtype=np.float64)
     out = {}
+    sparse, sparse_keys = [], []
     for fc in compat.fcurves(action, obj):
-        kp = fc.keyframe_points
-        n = len(kp)
-        if n == 0 or fc.mute:
+        if fc.mute or len(fc.keyframe_points) == 0:
             continue
-        co = np.empty(n * 2, dtype=np.float32)
-        kp.foreach_get("co", co)
-        co = co.reshape(n, 2).astype(np.float64)
-        hit = np.searchsorted(co[:, 0], frames)
-        hit = np.clip(hit, 0, n - 1)
+        key = (fc.data_path, fc.array_index)
+        keys = compat.read_curve(fc)
+        co = keys["co"].astype(np.float64)
+        n = len(co)
+        hit = np.clip(np.searchsorted(co[:, 0], frames), 0, n - 1)
         exact = np.abs(co[hit, 0] - frames) < 1e-4
-        has_mods = len(fc.modifiers) > 0
-        if exact.all() and not has_mods:
-            # A curve passes through its keys whatever the interpolation.
-            out[(fc.data_path, fc.array_index)] = co[hit, 1]
+        if len(fc.modifiers) == 0 and exact.all():
+            out[key] = co[hit, 1]
+            continue
+        supported = len(fc.modifiers) == 0 and fc.extrapolation in _EXTRAPOLATION
+        if supported:
+            try:
+                fcurve_eval.check_curve(keys["co"], keys["interpolation"], _EXTRAPOLATION[fc.extrapolation],
+                                        None)
+            except fcurve_eval.UnsupportedCurve:
+                supported = False
+        if supported:
+            sparse.append((key, fc))
+            sparse_keys.append(keys)
         else:
             evaluate = fc.evaluate
-            out[(fc.data_path, fc.array_index)] = np.array([evaluate(f) for f in frames])
+            out[key] = np.array([evaluate(f) for f in frames])
+    if sparse:
+        values = fcurve_eval.evaluate_curves(
+            sparse_keys, frames, extrapolation=[_EXTRAPOLATION[fc.extrapolation] for _k, fc in sparse])
+        for (key, _fc), v in zip(sparse, values):
+            out[key] = v
     return out
 
 
@@ -125,7 +179,7 @@ def armature_pose(obj, action, frames):
     names, parents = bone_order(obj.data)
     rest = rest_matrices(obj.data, names)
     basis = pose_basis(obj, action, frames, names)
-    return names, parents, rest, tf.pose_fk(parents, rest, basis)
+    return names, parents, rest, tf.pose_fk(parents, rest, basis, rest_offsets(obj.data, names))
 
 
 def write_bone_transforms(action, obj, name, frames, basis, write_location=True):

@@ -163,19 +163,29 @@ def sample_action(scene, action, obj, names):
                                   % (action.name, names[bad[1]], int(frames[bad[0]])))
     _names, parents = armature_data.bone_order(obj.data)
     rest = armature_data.rest_matrices(obj.data, names)
-    pose = tf.pose_fk(parents, rest, basis)
+    pose = tf.pose_fk(parents, rest, basis, armature_data.rest_offsets(obj.data, names))
     world = np.asarray(obj.matrix_world, dtype=np.float64) @ pose
     return frames, basis, world
 
 
-def tags_of(action, first_frame, n_frames):
-    """The action's tags as core Tags in 0-based clip frames."""
+def tags_of(action, frames):
+    """The action's tags as core Tags in 0-based clip frames; a tag outside the
+    action is refused in the action's own frame numbers."""
     from ..core import tags as core_tags
 
+    first, last = int(frames[0]), int(frames[-1])
     out = []
     for t in action.motion_matching.tags:
-        out.append(core_tags.Tag(t.name, int(t.frame_start - first_frame), int(t.frame_end - first_frame)))
-    core_tags.validate_tags(out, n_frames, action.name)
+        core_tags.check_tag_name(t.name)
+        if t.frame_end < t.frame_start:
+            raise MotionMatchingError("Tag '%s' of %s ends (frame %d) before it starts (frame %d)."
+                                      % (t.name, action.name, t.frame_end, t.frame_start))
+        if t.frame_start < first or t.frame_end > last:
+            raise MotionMatchingError(
+                "Tag '%s' of %s covers frames %d-%d but the action has frames %d-%d; move the tag inside it."
+                % (t.name, action.name, t.frame_start, t.frame_end, first, last))
+        out.append(core_tags.Tag(t.name, int(t.frame_start - first), int(t.frame_end - first)))
+    core_tags.validate_tags(out, len(frames), action.name)
     return out
 
 
@@ -249,7 +259,7 @@ def build(scene, progress=None):
                 raise MotionMatchingError("%s has no bone named %s (the %s feature bone)."
                                           % (obj.name, bones[key], key.replace("_", " ")))
         frames, basis, world = sample_action(scene, action, obj, names)
-        tags = tags_of(action, frames[0], len(frames))
+        tags = tags_of(action, frames)
         excluded = core_tags.excluded_rows(tags, len(frames), excl)
         character = vr.character_frames(world[:, names.index(bones["root"])])
         root_pos = character[:, :3, 3].copy()

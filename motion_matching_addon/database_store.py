@@ -8,6 +8,7 @@ and a loaded database is parsed once and cached by its fingerprint.
 
 import hashlib
 import io
+import zipfile
 
 import numpy as np
 
@@ -31,7 +32,7 @@ def from_bytes(data):
     try:
         with np.load(io.BytesIO(bytes(data)), allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
-    except (ValueError, OSError, EOFError) as ex:
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as ex:
         raise MotionMatchingError("The database file cannot be read as an .npz archive (%s)." % ex) from None
 
 
@@ -41,7 +42,14 @@ def has_database(scene):
 
 def store(scene, data):
     data = bytes(data)
+    # Remove first: assigning bytes over an existing bytes property copies
+    # only up to the first zero byte in some Blender versions.
+    if PROP in scene:
+        del scene[PROP]
     scene[PROP] = data
+    if len(scene[PROP]) != len(data):
+        raise MotionMatchingError("Blender did not keep the whole database (%d of %d bytes)."
+                                  % (len(scene[PROP]), len(data)))
     scene[PROP_ID] = hashlib.sha1(data).hexdigest()
     _cache.clear()
 

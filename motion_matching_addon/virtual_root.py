@@ -3,7 +3,6 @@
 import bpy
 import numpy as np
 
-from ..core import transforms as tf
 from ..core import virtual_root as vr
 from ..core.errors import MotionMatchingError
 from . import armature_data, compat
@@ -101,8 +100,8 @@ def add_virtual_root(context, obj, hips=None, root_name="Root", smooth=True,
     try:
         obj.pose.bones[root_name].rotation_mode = "QUATERNION"
         obj.pose.bones[hips].rotation_mode = "QUATERNION"
-        rest_root = armature_data.rest_matrices(arm, [root_name])[0]
-        root_basis, hips_basis = vr.reparent_under_root(rest_root, rest[h], root_pose, pose[:, h])
+        root_offset, hips_offset = armature_data.rest_offsets(arm, [root_name, hips])
+        root_basis, hips_basis = vr.reparent_under_root(root_offset, hips_offset, root_pose, pose[:, h])
         armature_data.write_bone_transforms(action, obj, root_name, frames, root_basis)
         for path in ("rotation_euler", "rotation_axis_angle"):
             compat.remove_fcurves(action, obj, armature_data.bone_path(hips, path))

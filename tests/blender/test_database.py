@@ -20,6 +20,8 @@ def _sample(frames=None, **kw):
 
 
 def _add_and_build(obj):
+    for other in bpy.context.view_layer.objects:
+        other.select_set(False)
     bpy.context.view_layer.objects.active = obj
     obj.select_set(True)
     assert bpy.ops.motion_matching.database_add_action() == {"FINISHED"}
@@ -85,6 +87,7 @@ def _sparse_copy(obj, step=5, last=600):
     dup.data = obj.data.copy()
     bpy.context.collection.objects.link(dup)
     action = compat.new_action(dup, "sparse")
+    action.motion_matching.fps = 60.0   # the take's rate, as the importer records it
     channels, cols = [], []
     frames = np.arange(1, last + 1, step, dtype=np.float64)
     for fc in compat.fcurves(src, obj):
@@ -223,7 +226,7 @@ def test_bad_inputs_keep_previous_database():
     # A tag range outside the action.
     t = action.motion_matching.tags.add()
     t.name, t.frame_start, t.frame_end = "walk", 5000, 9000
-    _refused("outside")
+    _refused("frames 5000-9000 but the action has frames 1-5562")
     t.frame_end = 5500
     # Every row excluded.
     x = action.motion_matching.tags.add()
