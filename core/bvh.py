@@ -45,7 +45,14 @@ class BvhData:
 
     @property
     def fps(self):
-        return 1.0 / self.frame_time
+        """Frames per second. Files round the frame time (0.016667 for 60 fps);
+        a rate within 0.01% of a whole number is taken to be that number."""
+        return snap_rate(1.0 / self.frame_time)
+
+
+def snap_rate(fps):
+    nearest = round(fps)
+    return float(nearest) if nearest > 0 and abs(fps - nearest) <= 1e-4 * fps else float(fps)
 
 
 # ----------------------------------------------------------------------------

@@ -91,15 +91,17 @@ def sample_curves(action, obj, frames):
         if fc.mute or len(fc.keyframe_points) == 0:
             continue
         key = (fc.data_path, fc.array_index)
-        keys = compat.read_curve(fc)
-        co = keys["co"].astype(np.float64)
-        n = len(co)
+        n = len(fc.keyframe_points)
+        co = np.empty(2 * n, dtype=np.float32)
+        fc.keyframe_points.foreach_get("co", co)
+        co = co.reshape(n, 2).astype(np.float64)
         hit = np.clip(np.searchsorted(co[:, 0], frames), 0, n - 1)
         exact = np.abs(co[hit, 0] - frames) < 1e-4
         if len(fc.modifiers) == 0 and exact.all():
             out[key] = co[hit, 1]
             continue
         supported = len(fc.modifiers) == 0 and fc.extrapolation in _EXTRAPOLATION
+        keys = compat.read_curve(fc) if supported else None
         if supported:
             try:
                 fcurve_eval.check_curve(keys["co"], keys["interpolation"], _EXTRAPOLATION[fc.extrapolation],
@@ -125,8 +127,9 @@ _EULER_LISTING = {  # Blender's Euler mode names the axis applied first first.
 }
 
 
-def pose_basis(obj, action, frames, names=None):
-    """(F, J, 4, 4) each pose bone's local transform on ``frames``.
+def pose_channels(obj, action, frames, names=None):
+    """Each pose bone's location (F, J, 3), rotation as unit quaternions
+    (F, J, 4) and scale (F, J, 3) on ``frames``, whatever its rotation mode.
 
     Channels without a curve keep the pose bone's current value, as Blender
     does when it evaluates the action.
@@ -134,9 +137,9 @@ def pose_basis(obj, action, frames, names=None):
     if names is None:
         names, _ = bone_order(obj.data)
     frames = np.asarray(frames, dtype=np.float64)
-    F = len(frames)
+    F, J = len(frames), len(names)
     values = sample_curves(action, obj, frames) if action is not None else {}
-    out = np.empty((F, len(names), 4, 4))
+    loc, quat, scale = np.empty((F, J, 3)), np.empty((F, J, 4)), np.empty((F, J, 3))
     for j, name in enumerate(names):
         pb = obj.pose.bones[name]
         prefix = 'pose.bones["%s"].' % _escape(name)
@@ -148,22 +151,32 @@ def pose_basis(obj, action, frames, names=None):
                 arr[:, k] = current[k] if v is None else v
             return arr
 
-        loc = channel("location", 3, pb.location)
-        scale = channel("scale", 3, pb.scale)
+        loc[:, j] = channel("location", 3, pb.location)
+        scale[:, j] = channel("scale", 3, pb.scale)
         mode = pb.rotation_mode
         if mode == "QUATERNION":
-            rot = tf.quat_to_matrix(channel("rotation_quaternion", 4, pb.rotation_quaternion))
+            # Blender normalises the (interpolated) quaternion before use.
+            quat[:, j] = tf.quat_normalize(channel("rotation_quaternion", 4, pb.rotation_quaternion))
         elif mode == "AXIS_ANGLE":
             aa = channel("rotation_axis_angle", 4, pb.rotation_axis_angle)
-            rot = tf.quat_to_matrix(tf.quat_from_axis_angle(aa[:, 1:], aa[:, 0]))
+            quat[:, j] = tf.quat_from_axis_angle(aa[:, 1:], aa[:, 0])
         else:
             eul = channel("rotation_euler", 3, pb.rotation_euler)
             listing = _EULER_LISTING[mode]
-            rot = tf.euler_to_matrix(eul[:, ["XYZ".index(a) for a in listing]], listing)
-        m = tf.compose(loc, rot)
-        m[:, :3, :3] *= scale[:, None, :]
-        out[:, j] = m
-    return out
+            quat[:, j] = tf.euler_to_quat(eul[:, ["XYZ".index(a) for a in listing]], listing)
+    return loc, quat, scale
+
+
+def basis_matrices(loc, quat, scale):
+    """(F, J, 4, 4) local transforms from channels (translation, rotation, scale)."""
+    m = tf.compose(loc, tf.quat_to_matrix(quat))
+    m[..., :3, :3] *= scale[..., None, :]
+    return m
+
+
+def pose_basis(obj, action, frames, names=None):
+    """(F, J, 4, 4) each pose bone's local transform on ``frames``."""
+    return basis_matrices(*pose_channels(obj, action, frames, names))
 
 
 def _escape(name):

@@ -151,12 +151,14 @@ def entries(settings):
 
 
 def sample_action(scene, action, obj, names):
-    """Frames, local bases (F, J, 4, 4) and world pose (F, J, 4, 4) of ``action`` on ``obj``."""
+    """Frames, local channels (locations (F, J, 3), quaternions (F, J, 4)) and world
+    pose (F, J, 4, 4) of ``action`` on ``obj``."""
     frames = action_frames(action, obj)
     curves = compat.fcurves(action, obj)
     if not any(len(fc.keyframe_points) for fc in curves):
         raise MotionMatchingError("The action %s has no keys." % action.name)
-    basis = armature_data.pose_basis(obj, action, frames, names)
+    loc, quat, scale = armature_data.pose_channels(obj, action, frames, names)
+    basis = armature_data.basis_matrices(loc, quat, scale)
     if not np.all(np.isfinite(basis)):
         bad = np.argwhere(~np.isfinite(basis))[0]
         raise MotionMatchingError("The action %s holds NaN or infinite values (bone %s, frame %d)."
@@ -165,7 +167,7 @@ def sample_action(scene, action, obj, names):
     rest = armature_data.rest_matrices(obj.data, names)
     pose = tf.pose_fk(parents, rest, basis, armature_data.rest_offsets(obj.data, names))
     world = np.asarray(obj.matrix_world, dtype=np.float64) @ pose
-    return frames, basis, world
+    return frames, (loc, quat), world
 
 
 def tags_of(action, frames):
@@ -258,7 +260,7 @@ def build(scene, progress=None):
             if bones[key] not in obj.data.bones:
                 raise MotionMatchingError("%s has no bone named %s (the %s feature bone)."
                                           % (obj.name, bones[key], key.replace("_", " ")))
-        frames, basis, world = sample_action(scene, action, obj, names)
+        frames, channels, world = sample_action(scene, action, obj, names)
         tags = tags_of(action, frames)
         excluded = core_tags.excluded_rows(tags, len(frames), excl)
         character = vr.character_frames(world[:, names.index(bones["root"])])
@@ -267,7 +269,7 @@ def build(scene, progress=None):
         clips.append(ft.Clip(name=action.name, fps=action_fps(action, scene), joint_names=names,
                              positions=world[:, :, :3, 3], root_pos=root_pos, root_rot=root_rot,
                              excluded=excluded))
-        bases.append(basis)
+        bases.append(channels)
         root_paths.append(root_pos)
         root_facings.append(character[:, :2, :3] @ np.array([0.0, -1.0, 0.0]))
         clip_tags.append([{"name": t.name, "start": t.start, "end": t.end} for t in tags])
@@ -276,7 +278,6 @@ def build(scene, progress=None):
         armatures.append(obj.name)
     db = ft.build_database(spec, clips, contact_joints=(bones["left_toe"], bones["right_toe"]),
                            contact_speed=settings.contact_speed, contact_radius=settings.contact_radius)
-    basis = np.concatenate(bases, axis=0)
     arrays = db.to_arrays()
     arrays.update({
         "format": np.array(ADDON_FORMAT),
@@ -286,8 +287,8 @@ def build(scene, progress=None):
         "bone_parents": np.asarray(parents, dtype=np.int32),
         "bone_rest": rest.astype(np.float64),
         "feature_bones_json": np.array(json.dumps(bones, sort_keys=True)),
-        "pose_rotations": tf.quat_unroll(tf.matrix_to_quat(basis[:, :, :3, :3]), axis=0).astype(np.float32),
-        "pose_locations": basis[:, :, :3, 3].astype(np.float32),
+        "pose_rotations": tf.quat_unroll(np.concatenate([b[1] for b in bases]), axis=0).astype(np.float32),
+        "pose_locations": np.concatenate([b[0] for b in bases]).astype(np.float32),
         "root_positions": np.concatenate(root_paths).astype(np.float64),
         "root_facings": np.concatenate(root_facings).astype(np.float64),
         "clip_actions": np.array(actions, dtype=np.str_),

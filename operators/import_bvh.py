@@ -17,9 +17,9 @@ def scene_fps(scene):
     return scene.render.fps / scene.render.fps_base
 
 
-def key_frames(frame_count, frame_time, frame_start, use_fps_scale, fps):
+def key_frames(frame_count, take_fps, frame_start, use_fps_scale, fps):
     """Scene frames of the keys: one per BVH frame, or spread to the scene's rate."""
-    step = fps * frame_time if use_fps_scale else 1.0
+    step = fps / take_fps if use_fps_scale else 1.0
     return frame_start + np.arange(frame_count) * step
 
 
@@ -85,7 +85,7 @@ class MOTION_MATCHING_OT_import_bvh(bpy.types.Operator, ImportHelper, VirtualRoo
             return {"CANCELLED"}
         scene = context.scene
         use_fps_scale = self.use_fps_scale and not self.update_scene_fps
-        frames = key_frames(data.frame_count, data.frame_time, self.frame_start, use_fps_scale, scene_fps(scene))
+        frames = key_frames(data.frame_count, data.fps, self.frame_start, use_fps_scale, scene_fps(scene))
         name = bpy.path.display_name_from_filepath(self.filepath) or "BVH"
         if context.mode != "OBJECT" and context.view_layer.objects.active is not None:
             bpy.ops.object.mode_set(mode="OBJECT")
@@ -93,7 +93,8 @@ class MOTION_MATCHING_OT_import_bvh(bpy.types.Operator, ImportHelper, VirtualRoo
         try:
             obj = bvh_build.build(context, name, motion, frames)
             action = obj.animation_data.action
-            action.motion_matching.fps = 1.0 / data.frame_time
+            # The rate of the action's timeline: the take's, or the scene's when spread to it.
+            action.motion_matching.fps = scene_fps(scene) if use_fps_scale else data.fps
             action.motion_matching.source_path = os.path.abspath(self.filepath)
             if self.add_virtual_root:
                 virtual_root.add_virtual_root(context, obj, **self.root_keywords())
@@ -104,7 +105,7 @@ class MOTION_MATCHING_OT_import_bvh(bpy.types.Operator, ImportHelper, VirtualRoo
             return {"CANCELLED"}
         # The scene changes only once the take is in.
         if self.update_scene_fps:
-            fps = 1.0 / data.frame_time
+            fps = data.fps
             scene.render.fps = max(1, int(round(fps)))
             scene.render.fps_base = scene.render.fps / fps
         if self.update_scene_duration:
@@ -112,7 +113,7 @@ class MOTION_MATCHING_OT_import_bvh(bpy.types.Operator, ImportHelper, VirtualRoo
             if scene.frame_end < last:
                 scene.frame_end = last
         self.report({"INFO"}, "Imported %s: %d joints, %d frames at %.4g fps."
-                    % (name, len(motion.names), data.frame_count, 1.0 / data.frame_time))
+                    % (name, len(motion.names), data.frame_count, data.fps))
         return {"FINISHED"}
 
 

@@ -117,7 +117,7 @@ def test_update_scene_options(tmp_path):
     scene = bpy.context.scene
     scene.render.fps, scene.frame_end = 24, 10
     H.import_ours(SAMPLE_TAKE, global_scale=0.01, update_scene_fps=True, update_scene_duration=True)
-    assert scene.render.fps == 60 and scene.render.fps_base == pytest.approx(60 * 0.016667, rel=1e-6)
+    assert scene.render.fps == 60 and scene.render.fps_base == 1.0  # 0.016667 s is 60 fps, rounded
     assert scene.frame_end == 5562
 
 
