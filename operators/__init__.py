@@ -1,7 +1,7 @@
 """Operators: one module per user job. Each checks its input, calls the
 Blender-side bridge and core, and reports."""
 
-from . import database, import_bvh, tags, tpose, virtual_root
+from . import controller, database, import_bvh, retarget, tags, tpose, virtual_root
 
-MODULES = (import_bvh, virtual_root, tpose, database, tags)
+MODULES = (import_bvh, virtual_root, tpose, database, tags, retarget, controller)
 CLASSES = tuple(cls for module in MODULES for cls in module.CLASSES)

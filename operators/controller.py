@@ -1,0 +1,3 @@
+"""motion_matching controller operators (being written)."""
+
+CLASSES = ()

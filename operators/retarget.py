@@ -1,0 +1,3 @@
+"""motion_matching retarget operators (being written)."""
+
+CLASSES = ()
