@@ -245,7 +245,7 @@ def build(scene, progress=None):
     spec = spec_from_settings(settings, bones)
     spec.validate(joint_names=names)
     clips, bases, clip_tags, frame_starts, actions, armatures = [], [], [], [], [], []
-    root_paths, root_facings = [], []
+    root_paths, root_facings, root_quats, toe_paths, foot_paths = [], [], [], [], []
     excl = exclude_names(settings)
     for i, (action, obj) in enumerate(pairs):
         if progress:
@@ -271,6 +271,9 @@ def build(scene, progress=None):
                              excluded=excluded))
         bases.append(channels)
         root_paths.append(root_pos)
+        root_quats.append(tf.quat_unroll(root_rot, axis=0))
+        toe_paths.append(world[:, [names.index(bones["left_toe"]), names.index(bones["right_toe"])]][:, :, :3, 3])
+        foot_paths.append(world[:, [names.index(bones["left_foot"]), names.index(bones["right_foot"])]][:, :, :3, 3])
         root_facings.append(character[:, :2, :3] @ np.array([0.0, -1.0, 0.0]))
         clip_tags.append([{"name": t.name, "start": t.start, "end": t.end} for t in tags])
         frame_starts.append(frames[0])
@@ -286,11 +289,15 @@ def build(scene, progress=None):
         "bone_names": np.array(names, dtype=np.str_),
         "bone_parents": np.asarray(parents, dtype=np.int32),
         "bone_rest": rest.astype(np.float64),
+        "bone_offsets": armature_data.rest_offsets(first_obj.data, names).astype(np.float64),
         "feature_bones_json": np.array(json.dumps(bones, sort_keys=True)),
         "pose_rotations": tf.quat_unroll(np.concatenate([b[1] for b in bases]), axis=0).astype(np.float32),
         "pose_locations": np.concatenate([b[0] for b in bases]).astype(np.float32),
         "root_positions": np.concatenate(root_paths).astype(np.float64),
         "root_facings": np.concatenate(root_facings).astype(np.float64),
+        "root_quats": np.concatenate(root_quats).astype(np.float64),
+        "toe_positions": np.concatenate(toe_paths).astype(np.float64),
+        "foot_positions": np.concatenate(foot_paths).astype(np.float64),
         "clip_actions": np.array(actions, dtype=np.str_),
         "clip_armatures": np.array(armatures, dtype=np.str_),
         "clip_frame_start": np.asarray(frame_starts, dtype=np.float64),

@@ -135,6 +135,12 @@ class MOTION_MATCHING_PG_scene(bpy.types.PropertyGroup):
         name="Tag Query", default="",
         description="Restrict the search to tagged frames, e.g. 'walk or run', '(walk or run) and not stop'")
 
+    controller: PointerProperty(type=bpy.types.Object, name="Controller",
+                                description="The object whose path (and, when strafing, rotation) the character follows")
+    bake_armature: PointerProperty(type=bpy.types.Object, name="Bake Onto", poll=_poll_armature,
+                                   description="Armature that receives the baked action (empty: the database's armature)")
+    last_bake_report: StringProperty(name="Last Bake", default="")
+
     database_built: BoolProperty(name="Database Built", default=False)
     database_stale: BoolProperty(name="Database Stale", default=False,
                                  description="An action or a setting changed since the database was built")

@@ -1,0 +1,423 @@
+"""Offline motion matching: play a database along a controller's path.
+
+The bake runs at the database's frame rate (steps of dt = 1/fps):
+
+1. A critically damped spring character follows the controller (core.springs);
+   its future at the feature times gives the query's trajectory, in its own
+   ground frame.
+2. Every search interval, or at once when the wanted velocity turns or changes
+   speed sharply, the query (the playing row's pose features + the predicted
+   trajectory) is matched against the allowed rows. A best row within
+   ``keep_window`` frames of the playing one, in the same clip, is not a jump.
+3. On a jump, inertialization (core.inertialization) hides the pose change:
+   the offset between what was shown and the new row decays over a half-life.
+4. The root advances by the played rows' own root motion, is pulled toward the
+   spring character (adjustment half-life, limited to a fraction of the root's
+   own speed so the feet do not skate) and clamped within a distance of it.
+5. Foot lock (core.foot_lock) pins planted toes; two-joint IK (core.ik) on
+   hip-knee-ankle puts them there, the foot keeping its world orientation.
+
+The result is per step: each bone's local location and rotation (Blender's pose
+channels, the root bone included), and what happened (rows, searches, jumps,
+costs, contacts, locks). :func:`resample` turns steps into scene frames.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import features as ft
+from . import foot_lock as fl
+from . import ik
+from . import inertialization as inert
+from . import springs
+from . import transforms as tf
+from . import virtual_root as vr
+from .errors import MotionMatchingError
+from .search import SearchIndex, keep_playing
+
+
+class BakeError(MotionMatchingError):
+    """The bake cannot run with these inputs."""
+
+
+@dataclass
+class BakeSettings:
+    """Every knob of the bake, with the defaults of the technique's references."""
+
+    search_interval: float = 1.0 / 6.0      # seconds between searches
+    keep_window: int = 20                   # frames: a best row this close is no jump
+    inertialization_halflife: float = 0.1   # seconds
+    sim_halflife: float = 0.25              # spring character, position and facing
+    adjustment_halflife: float = 0.1        # pull of the root toward the spring character
+    adjustment_ratio: float = 0.5           # pull at most this fraction of the root's own speed
+    clamp_distance: float = 0.1             # metres: root never farther than this from the character
+    clamp_angle: float = np.radians(45.0)   # radians: nor turned more than this from it
+    force_search_angle: float = np.radians(45.0)  # wanted direction change that searches at once
+    force_search_speed: float = 1.0         # m/s change of wanted speed that searches at once
+    use_facing: bool = False                # face the controller's facing (strafe), not the path
+    foot_lock: bool = True
+    lock_speed: float = 0.15                # m/s
+    unlock_distance: float = 0.2            # m
+    lock_blend_halflife: float = 0.1        # s
+    toe_floor: float = None                 # m: toes are kept above this height (None: no floor)
+
+    def check(self):
+        for name in ("search_interval", "inertialization_halflife", "sim_halflife",
+                     "adjustment_halflife", "clamp_distance", "lock_speed", "unlock_distance",
+                     "lock_blend_halflife"):
+            v = getattr(self, name)
+            if not (np.isfinite(v) and v > 0):
+                raise BakeError("The bake setting %s must be a positive number (got %s)."
+                                % (name.replace("_", " "), v))
+        if self.keep_window < 0:
+            raise BakeError("The keep-playing window cannot be negative.")
+
+
+@dataclass
+class Skeleton:
+    """The database skeleton: bone order, parents and Blender's rest offsets."""
+
+    names: list
+    parents: np.ndarray
+    offsets: np.ndarray          # (J, 4, 4) rest relative to parent (root: its rest)
+    root: int
+    hips: int
+    legs: list                   # [(upper, lower, foot, toe) left, (...) right] bone indices
+
+
+@dataclass
+class BakeResult:
+    """Per simulation step (S steps of ``dt``)."""
+
+    dt: float
+    locations: np.ndarray        # (S, J, 3) pose-bone locations
+    rotations: np.ndarray        # (S, J, 4) pose-bone quaternions
+    rows: np.ndarray             # (S,) database row played
+    searched: np.ndarray         # (S,) a search ran on this step
+    jumped: np.ndarray           # (S,) the played row jumped on this step
+    cost: np.ndarray             # (S,) cost of the latest search
+    contacts: np.ndarray         # (S, 2) database contacts of the played row
+    locked: np.ndarray           # (S, 2) foot lock engaged
+    lock_count: int
+    root_pos: np.ndarray         # (S, 3) character position (armature space)
+    root_quat: np.ndarray        # (S, 4) character yaw
+    sim_pos: np.ndarray          # (S, 3) spring character
+    controller: np.ndarray       # (S, 3) controller positions
+    toes: np.ndarray = field(default=None)  # (S, 2, 3) toe positions after foot lock/IK
+
+
+def _row_deltas(db, root_pos, root_quat):
+    """Root motion of every row to the next, in the row's own ground frame:
+    (N, 3) local displacement and (N, 4) local rotation. The last row of a clip
+    repeats the previous row's motion."""
+    n = db.num_rows
+    nxt = np.arange(1, n + 1)
+    nxt[db.clip_offsets[1:] - 1] = db.clip_offsets[1:] - 1   # clip ends: no next row
+    prev = np.arange(-1, n - 1)
+    ends = nxt == np.arange(n)
+    src = np.where(ends, np.maximum(prev, db.clip_offsets[db.clip_index]), np.arange(n))
+    dst = np.where(ends, np.arange(n), nxt)
+    src = np.where(src == dst, np.arange(n), src)
+    inv = tf.quat_conjugate(root_quat[src])
+    dpos = tf.quat_rotate(inv, root_pos[dst] - root_pos[src])
+    dpos[:, 2] = 0.0
+    drot = tf.quat_mul(inv, root_quat[dst])
+    return dpos, drot
+
+
+def _next_rows(db):
+    """Row after each row within its clip (itself at a clip end)."""
+    n = db.num_rows
+    nxt = np.arange(1, n + 1)
+    ends = db.clip_offsets[1:] - 1
+    nxt[ends] = ends
+    return nxt
+
+
+def _yaw_of(q):
+    """Yaw angle (about Z) of yaw quaternions, 0 facing -Y."""
+    return 2.0 * np.arctan2(q[..., 3], q[..., 0])
+
+
+def _angular_velocities(rot, nxt, fps):
+    """(N, J, 3) angular velocity of each row toward the next row of its clip."""
+    av = inert.angular_velocity(rot, rot[nxt], 1.0 / fps)
+    same = nxt == np.arange(len(nxt))
+    if same.any():   # clip ends: repeat the previous row's velocity
+        idx = np.flatnonzero(same)
+        av[idx] = av[np.maximum(idx - 1, 0)]
+    return av
+
+
+def trajectory_queries(spec, sim_pos, sim_yaw, fps):
+    """Raw query columns of the trajectory groups for every step (S, D); the
+    bone columns are left zero (they come from the playing row)."""
+    S = len(sim_pos)
+    q = np.zeros((S, spec.dim))
+    slices = ft.group_slices(spec)
+    cos, sin = np.cos(sim_yaw), np.sin(sim_yaw)
+
+    def local_xy(v):
+        # R(yaw)^T v for a yaw rotation about Z.
+        return np.stack([cos * v[:, 0] + sin * v[:, 1], -sin * v[:, 0] + cos * v[:, 1]], axis=1)
+
+    for g in spec.groups:
+        if not g.is_trajectory:
+            continue
+        cols = slices[g.name]
+        out = []
+        for t in g.times_s:
+            k = ft.frame_offset(t, fps)
+            idx = np.clip(np.arange(S) + k, 0, S - 1)
+            if g.kind == "trajectory_position":
+                out.append(local_xy(sim_pos[idx] - sim_pos))
+            else:
+                fy = sim_yaw[idx]
+                out.append(local_xy(np.stack([np.sin(fy), -np.cos(fy)], axis=1)))
+        q[:, cols] = np.concatenate(out, axis=1)
+    return q
+
+
+def _wrap(a):
+    return (a + np.pi) % (2.0 * np.pi) - np.pi
+
+
+def bake(db, pose_locations, pose_rotations, skeleton, controller_pos, controller_facing,
+         settings=None, allowed=None, index=None, root_positions=None, root_quats=None,
+         progress=None):
+    """Run motion matching along ``controller_pos`` (S, 3), sampled every
+    1/fps seconds of the database, in the armature's space.
+
+    ``pose_locations`` (N, J, 3) and ``pose_rotations`` (N, J, 4): each row's pose
+    channels; ``root_positions`` (N, 3) and ``root_quats`` (N, 4): each row's
+    character frame (ground position and yaw), in its clip's own space.
+    ``allowed`` (N,) rows a search may return (default: the valid ones).
+    """
+    settings = settings or BakeSettings()
+    settings.check()
+    fps = float(db.clip_fps[0])
+    if not np.allclose(db.clip_fps, fps):
+        raise BakeError("The database mixes frame rates (%s fps); bake needs one rate: re-import the "
+                        "takes at the same rate." % ", ".join("%g" % f for f in np.unique(db.clip_fps)))
+    dt = 1.0 / fps
+    ctrl = np.asarray(controller_pos, dtype=np.float64)
+    S = len(ctrl)
+    if S < 2:
+        raise BakeError("The bake needs at least two frames.")
+    if not np.all(np.isfinite(ctrl)):
+        raise BakeError("The controller's path holds NaN or infinite values.")
+    allowed = db.valid if allowed is None else np.asarray(allowed, dtype=bool)
+    if not allowed.any():
+        raise BakeError("No database row may be played (every row is excluded or filtered out).")
+    index = index or SearchIndex(db.features)
+    J = len(skeleton.names)
+
+    # 1. The spring character, and the trajectory part of every query.
+    facing = controller_facing if settings.use_facing else None
+    sim = springs.simulate_character(ctrl, facing, dt, halflife_pos=settings.sim_halflife,
+                                     halflife_rot=settings.sim_halflife)
+    sim_pos, sim_yaw, sim_vel = sim.positions, np.asarray(sim.yaws, dtype=np.float64), sim.velocities
+    traj = trajectory_queries(db.spec, sim_pos, sim_yaw, fps)
+    bone_cols = np.zeros(db.spec.dim, dtype=bool)
+    slices = ft.group_slices(db.spec)
+    for g in db.spec.groups:
+        if not g.is_trajectory:
+            bone_cols[slices[g.name]] = True
+    weights = ft.feature_weights(db.spec)
+
+    nxt = _next_rows(db)
+    dpos, drot = _row_deltas(db, root_positions, root_quats)
+    dyaw = _yaw_of(drot)
+
+    # 2-4. Rows, jumps and the root, step by step.
+    rows = np.empty(S, dtype=np.int64)
+    searched = np.zeros(S, dtype=bool)
+    jumped = np.zeros(S, dtype=bool)
+    cost = np.zeros(S)
+    root_pos = np.empty((S, 3))
+    root_yaw = np.empty(S)
+    interval = max(1, int(round(settings.search_interval * fps)))
+    query = np.empty(db.spec.dim)
+
+    def search(s, cur):
+        query[:] = traj[s]
+        if cur is not None:
+            query[bone_cols] = db.raw[cur, bone_cols]
+        else:
+            query[bone_cols] = 0.0
+        qn = ((query - db.norm.mean) / db.norm.scale) * weights
+        return index.search(qn, allowed)
+
+    cur = None
+    px, py = float(sim_pos[0, 0]), float(sim_pos[0, 1])
+    yaw = float(sim_yaw[0])
+    last_search = -interval
+    want_v = sim_vel[0, :2].copy()
+    ratio, clamp, clamp_a = settings.adjustment_ratio, settings.clamp_distance, settings.clamp_angle
+    alpha = 1.0 - np.exp(-np.log(2.0) / settings.adjustment_halflife * dt)
+    for s in range(S):
+        if progress is not None and s % 256 == 0:
+            progress(s / S)
+        if cur is not None:
+            # Advance along the row being left: its own root motion, in our frame.
+            c, sn = np.cos(yaw), np.sin(yaw)
+            lx, ly = dpos[cur, 0], dpos[cur, 1]
+            vx, vy = c * lx - sn * ly, sn * lx + c * ly
+            px += vx
+            py += vy
+            yaw += dyaw[cur]
+            # Adjustment toward the spring character, at most ratio * own motion.
+            ax, ay = (sim_pos[s, 0] - px) * alpha, (sim_pos[s, 1] - py) * alpha
+            limit = ratio * np.hypot(vx, vy)
+            mag = np.hypot(ax, ay)
+            if mag > limit:
+                ax, ay = ax * limit / max(mag, 1e-12), ay * limit / max(mag, 1e-12)
+            px += ax
+            py += ay
+            dyw = _wrap(sim_yaw[s] - yaw)
+            limit_a = ratio * abs(dyaw[cur])
+            step_a = dyw * alpha
+            yaw += float(np.clip(step_a, -limit_a, limit_a))
+            cur = int(nxt[cur]) if nxt[cur] != cur else cur
+        # Clamp to the spring character.
+        ex, ey = px - sim_pos[s, 0], py - sim_pos[s, 1]
+        d = np.hypot(ex, ey)
+        if d > clamp:
+            px, py = sim_pos[s, 0] + ex * clamp / d, sim_pos[s, 1] + ey * clamp / d
+        dyw = _wrap(yaw - sim_yaw[s])
+        if abs(dyw) > clamp_a:
+            yaw = sim_yaw[s] + np.sign(dyw) * clamp_a
+        # Search on schedule, at a clip end, or when the wanted motion changes sharply.
+        v = sim_vel[s, :2]
+        turn = np.arctan2(want_v[0] * v[1] - want_v[1] * v[0], want_v @ v)
+        sharp = (abs(np.hypot(*v) - np.hypot(*want_v)) > settings.force_search_speed
+                 or (np.hypot(*v) > 0.3 and np.hypot(*want_v) > 0.3 and abs(turn) > settings.force_search_angle))
+        at_end = cur is not None and (nxt[cur] == cur or not allowed[cur])
+        if cur is None or s - last_search >= interval or sharp or at_end:
+            best, best_cost = search(s, cur)
+            searched[s] = True
+            last_search = s
+            want_v = v.copy()
+            cost[s] = best_cost
+            same_clip = cur is not None and db.clip_index[best] == db.clip_index[cur]
+            if cur is None or not (same_clip and keep_playing(cur, best, True, settings.keep_window)) \
+                    or (at_end and best != cur):
+                if cur is not None:
+                    jumped[s] = True
+                cur = int(best)
+        elif s > 0:
+            cost[s] = cost[s - 1]
+        rows[s] = cur
+        root_pos[s] = (px, py, 0.0)
+        root_yaw[s] = yaw
+
+    # 3. The pose: the played rows' channels with inertialization at jumps.
+    av = _angular_velocities(pose_rotations, nxt, fps)
+    hips = skeleton.hips
+    lin = (pose_locations[nxt, hips] - pose_locations[:, hips]) * fps
+    locs = pose_locations[rows].astype(np.float64)
+    rots = pose_rotations[rows].astype(np.float64)
+    inz = inert.Inertializer(J, settings.inertialization_halflife)
+    prev_row = rows[0]
+    for s in range(S):
+        r = rows[s]
+        if jumped[s]:
+            # What was playing would have continued to nxt[prev_row] at this instant.
+            src = nxt[prev_row]
+            inz.transition(pose_rotations[src], av[src], pose_rotations[r], av[r],
+                           pose_locations[src, hips], lin[src], pose_locations[r, hips], lin[r])
+        out_rot, out_pos = inz.update(rots[s], av[r], locs[s, hips], lin[r], None, dt if s else 0.0)
+        rots[s] = out_rot
+        locs[s, hips] = out_pos
+        prev_row = r
+
+    # The root bone: the character frame in bone axes.
+    root_quat = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), root_yaw)
+    root_bone = vr.root_bone_matrices(root_pos, root_quat)
+    basis = np.linalg.inv(skeleton.offsets[skeleton.root]) @ root_bone
+    locs[:, skeleton.root] = basis[:, :3, 3]
+    rots[:, skeleton.root] = tf.matrix_to_quat(basis[:, :3, :3])
+
+    # 5. Foot lock and two-joint IK.
+    contacts = db.contacts[rows] if db.contacts is not None else np.zeros((S, 2), dtype=bool)
+    locked = np.zeros((S, 2), dtype=bool)
+    lock_count = 0
+    toes = None
+    if (settings.foot_lock or settings.toe_floor is not None) and skeleton.legs:
+        rots, locked, lock_count, toes = _foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings)
+    rots = tf.quat_unroll(tf.quat_normalize(rots), axis=0)
+    if progress is not None:
+        progress(1.0)
+    return BakeResult(dt=dt, locations=locs, rotations=rots, rows=rows, searched=searched, jumped=jumped,
+                      cost=cost, contacts=contacts, locked=locked, lock_count=lock_count,
+                      root_pos=root_pos, root_quat=root_quat, sim_pos=sim_pos, controller=ctrl, toes=toes)
+
+
+def _pose(skeleton, locs, rots):
+    return tf.pose_fk(skeleton.parents, None, tf.compose(locs, tf.quat_to_matrix(rots)), skeleton.offsets)
+
+
+def _foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings):
+    pose = _pose(skeleton, locs, rots)
+    S = len(locs)
+    locked = np.zeros((S, 2), dtype=bool)
+    count = 0
+    forward = tf.quat_rotate(root_quat, np.array([0.0, -1.0, 0.0]))
+    world_q = tf.matrix_to_quat(pose[:, :, :3, :3])
+    offset_q = tf.matrix_to_quat(skeleton.offsets[:, :3, :3])
+    toes_out = np.empty((S, 2, 3))
+    for side, (up, low, foot, toe) in enumerate(skeleton.legs):
+        toe_pos = pose[:, toe, :3, 3]
+        if settings.foot_lock:
+            wanted, locked[:, side], n = fl.run_foot_lock(
+                contacts[:, side], toe_pos, None, dt, lock_speed=settings.lock_speed,
+                unlock_distance=settings.unlock_distance, blend_halflife=settings.lock_blend_halflife)
+        else:
+            wanted, n = toe_pos.copy(), 0
+        count += n
+        if settings.toe_floor is not None:
+            # Blends after jumps can swing a free toe through the ground: keep it above.
+            wanted[:, 2] = np.maximum(wanted[:, 2], settings.toe_floor)
+        move = np.linalg.norm(wanted - toe_pos, axis=1) > 1e-7
+        toes_out[:, side] = toe_pos
+        if not move.any():
+            continue
+        idx = np.flatnonzero(move)
+        hip_p, knee_p, ankle_p = (pose[idx, b, :3, 3] for b in (up, low, foot))
+        target = fl.ankle_target(ankle_p, toe_pos[idx], wanted[idx])
+        d_hip, d_knee = ik.two_bone_ik(hip_p, knee_p, ankle_p, target, forward[idx])
+        # New world rotations: upper and lower leg turned, the foot keeps its own.
+        up_w = tf.quat_mul(d_hip, world_q[idx, up])
+        low_w = tf.quat_mul(d_knee, world_q[idx, low])
+        foot_w = world_q[idx, foot]
+        parent_up = world_q[idx, skeleton.parents[up]]
+        # basis = (parent_world * offset)^-1 * world, for rotations.
+        rots[idx, up] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(parent_up, offset_q[up])), up_w)
+        rots[idx, low] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(up_w, offset_q[low])), low_w)
+        rots[idx, foot] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(low_w, offset_q[foot])), foot_w)
+        toes_out[idx, side] = wanted[idx]
+    return rots, locked, count, toes_out
+
+
+def resample(result, times):
+    """Pose channels at ``times`` seconds from the first step: (locations
+    (T, J, 3), rotations (T, J, 4)), blending the two neighbouring steps
+    (linear for locations, normalised linear for unit quaternions, which are
+    sign-continuous)."""
+    times = np.asarray(times, dtype=np.float64)
+    S = len(result.rows)
+    x = np.clip(times / result.dt, 0.0, S - 1)
+    i0 = np.floor(x).astype(np.int64)
+    i1 = np.minimum(i0 + 1, S - 1)
+    a = (x - i0)[:, None, None]
+    locs = result.locations[i0] * (1 - a) + result.locations[i1] * a
+    q0, q1 = result.rotations[i0], result.rotations[i1]
+    q1 = np.where(np.sum(q0 * q1, axis=-1, keepdims=True) < 0, -q1, q1)
+    rots = tf.quat_normalize(q0 * (1 - a) + q1 * a)
+    return locs, rots
+
+
+def step_index(result, times):
+    """Nearest simulation step of each time (for per-frame figures)."""
+    return np.clip(np.rint(np.asarray(times) / result.dt).astype(np.int64), 0, len(result.rows) - 1)

@@ -1,0 +1,280 @@
+"""The bake, Blender side: database and controller in, a keyed action out."""
+
+import dataclasses
+import json
+import time
+
+import bpy
+import numpy as np
+
+from ..core import bake as core_bake
+from ..core import features as ft
+from ..core import humanoid
+from ..core import metrics
+from ..core import transforms as tf
+from ..core.errors import MotionMatchingError
+from ..core.search import SearchIndex
+from . import armature_data, compat, database_build, database_search, database_store, handlers
+
+# Keyed custom properties on the baked armature, per frame.
+FIGURES = ("mm_match_cost", "mm_jump", "mm_contact_left", "mm_contact_right",
+           "mm_lock_left", "mm_lock_right", "mm_tracking_error")
+
+_index_cache = {}
+
+
+def scene_fps(scene):
+    return scene.render.fps / scene.render.fps_base
+
+
+def ensure_database(context):
+    """The scene's database, rebuilt first when it is missing or stale and the
+    inputs to rebuild it are there. Returns (db, arrays, note) where note says
+    plainly what happened ('' when nothing did)."""
+    scene = context.scene
+    settings = scene.motion_matching
+    note = ""
+    if not database_store.has_database(scene):
+        if not len(settings.entries):
+            raise MotionMatchingError("There is no database: list the actions to match and build it (Database panel).")
+        database_build_and_store(context)
+        note = "The database was built first."
+    elif handlers.check_stale(scene) or settings.database_stale:
+        if len(settings.entries) and all(e.action and e.armature for e in settings.entries):
+            database_build_and_store(context)
+            note = "The database was out of date and was rebuilt first."
+        else:
+            raise MotionMatchingError("The database is out of date and its actions are gone, so it cannot be "
+                                      "rebuilt: rebuild it from the listed actions or import one.")
+    db, arrays = database_store.load(scene)
+    for key in ("pose_rotations", "pose_locations", "bone_offsets", "root_quats", "root_positions"):
+        if key not in arrays:
+            raise MotionMatchingError("The database has no %s: rebuild it with this version of the add-on." % key)
+    return db, arrays, note
+
+
+def database_build_and_store(context):
+    from ..operators.database import build_and_store
+
+    build_and_store(context)
+
+
+def skeleton_of(arrays):
+    """core.bake.Skeleton from the stored database."""
+    names = [str(n) for n in arrays["bone_names"]]
+    parents = np.asarray(arrays["bone_parents"], dtype=np.int64)
+    bones = json.loads(str(arrays["feature_bones_json"]))
+    rest = np.asarray(arrays["bone_rest"])
+    mapping = humanoid.auto_map(names, parents, rest[:, :3, 3])
+    legs = []
+    for side, key in (("Left", "left"), ("Right", "right")):
+        up, low = mapping.get(side + "UpperLeg"), mapping.get(side + "LowerLeg")
+        foot, toe = bones[key + "_foot"], bones[key + "_toe"]
+        if up and low and names.index(low) == parents[names.index(foot)] \
+                and names.index(up) == parents[names.index(low)]:
+            legs.append((names.index(up), names.index(low), names.index(foot), names.index(toe)))
+    if len(legs) != 2:
+        legs = []   # no clean hip-knee-ankle chains: foot lock is skipped
+    return core_bake.Skeleton(names=names, parents=parents, offsets=np.asarray(arrays["bone_offsets"]),
+                              root=names.index(bones["root"]), hips=names.index(bones["hips"]), legs=legs)
+
+
+def sample_controller(context, obj, frames):
+    """World positions (F, 3) and facings (F, 2) of the controller on (possibly
+    fractional) scene frames."""
+    from . import controller_build
+
+    return controller_build.sample_controller(context, obj, frames)
+
+
+def search_index(db, arrays):
+    key = str(arrays["fingerprint"]) + str(db.features.shape)
+    idx = _index_cache.get(key)
+    if idx is None:
+        _index_cache.clear()
+        idx = _index_cache[key] = SearchIndex(db.features)
+    return idx
+
+
+def run(context, controller, armature, settings, tag_query="", frame_start=None, frame_end=None,
+        progress=None):
+    """Simulate and return everything needed to key the result (no data written)."""
+    scene = context.scene
+    t0 = time.perf_counter()
+    db, arrays, note = ensure_database(context)
+    skeleton = skeleton_of(arrays)
+    fs = scene.frame_start if frame_start is None else frame_start
+    fe = scene.frame_end if frame_end is None else frame_end
+    if fe <= fs:
+        raise MotionMatchingError("The frame range %d-%d has one frame: the bake needs at least two." % (fs, fe))
+    sfps = scene_fps(scene)
+    fps = float(db.clip_fps[0])
+    duration = (fe - fs) / sfps
+    steps = int(np.floor(duration * fps + 1e-6)) + 1
+    sim_frames = fs + np.arange(steps) / fps * sfps
+    ctrl_world, facing = sample_controller(context, controller, sim_frames)
+    # Into the armature's space (the bake works there).
+    inv = np.linalg.inv(np.asarray(armature.matrix_world, dtype=np.float64))
+    ctrl = ctrl_world @ inv[:3, :3].T + inv[:3, 3]
+    if facing is not None:
+        f3 = np.column_stack([facing, np.zeros(len(facing))]) @ inv[:3, :3].T
+        facing = f3[:, :2] / np.maximum(np.linalg.norm(f3[:, :2], axis=1, keepdims=True), 1e-12)
+    allowed = database_search.allowed_rows(db, arrays, tag_query)
+    if settings.toe_floor is None and db.contacts is not None:
+        # Keep toes above the height planted toes have in the take, less 1 cm.
+        toes_z = np.asarray(arrays["toe_positions"])[:, :, 2]
+        settings = dataclasses.replace(
+            settings, toe_floor=metrics.planted_height(toes_z.ravel(), db.contacts.ravel()) - 0.01)
+    result = core_bake.bake(
+        db, np.asarray(arrays["pose_locations"]), np.asarray(arrays["pose_rotations"]), skeleton,
+        ctrl, facing, settings=settings, allowed=allowed, index=search_index(db, arrays),
+        root_positions=np.asarray(arrays["root_positions"]), root_quats=np.asarray(arrays["root_quats"]),
+        progress=progress)
+    frames = np.arange(fs, fe + 1, dtype=np.float64)
+    times = (frames - fs) / sfps
+    locs, rots = core_bake.resample(result, times)
+    sim_seconds = time.perf_counter() - t0
+    report = figures(db, arrays, skeleton, result, frames, times, sfps, fps, settings, sim_seconds)
+    report["note"] = note
+    return result, frames, times, locs, rots, skeleton, report
+
+
+def figures(db, arrays, skeleton, result, frames, times, sfps, fps, settings, seconds):
+    """The report's numbers (see README, 'Bake report')."""
+    at = core_bake.step_index(result, times)
+    ctrl = result.controller
+    track, track_mean, track_max = metrics.tracking(result.root_pos, ctrl)
+    contacts = db.contacts if db.contacts is not None else np.zeros((db.num_rows, 2), dtype=bool)
+    raw_root = np.asarray(arrays["root_positions"])
+    pose = core_bake._pose(skeleton, result.locations, result.rotations)
+    sliding = {}
+    for key, raw_key, margin, bone_index in (("toe", "toe_positions", 0.02, 3), ("ankle", "foot_positions", 0.03, 2)):
+        raw_pts = np.asarray(arrays[raw_key])
+        floor = metrics.planted_height(raw_pts[:, :, 2].ravel(), contacts.ravel())
+        raw = metrics.foot_sliding(raw_pts, raw_root, fps, floor, segments=db.clip_index, margin=margin)
+        pts = pose[:, [leg[bone_index] for leg in skeleton.legs], :3, 3] if skeleton.legs else None
+        baked = metrics.foot_sliding(pts, result.root_pos, fps, floor, margin=margin) if pts is not None else None
+        sliding[key] = (raw, baked, floor)
+    searches = int(result.searched.sum())
+    costs = result.cost[result.searched]
+    search_frames = frames[0] + np.flatnonzero(result.searched) * result.dt * sfps
+    worst = metrics.worst_moments(np.rint(search_frames), costs) if searches else []
+    duration = times[-1] if len(times) else 0.0
+    return {
+        "frames": int(len(frames)), "frame_start": int(frames[0]), "frame_end": int(frames[-1]),
+        "fps": float(sfps), "database_fps": float(fps), "steps": int(len(result.rows)),
+        "searches": searches, "jumps": int(result.jumped.sum()), "foot_locks": int(result.lock_count),
+        "foot_sliding_m": _pair(sliding["toe"][1]),
+        "foot_sliding_cm_per_foot_per_moving_s": _per(sliding["toe"][1]),
+        "raw_foot_sliding_m": _pair(sliding["toe"][0]),
+        "raw_foot_sliding_cm_per_foot_per_moving_s": _per(sliding["toe"][0]),
+        "ankle_sliding_cm_per_foot_per_moving_s": _per(sliding["ankle"][1]),
+        "raw_ankle_sliding_cm_per_foot_per_moving_s": _per(sliding["ankle"][0]),
+        "planted_toe_height_m": sliding["toe"][2], "planted_ankle_height_m": sliding["ankle"][2],
+        "moving_s": sliding["toe"][1]["moving_s"] if sliding["toe"][1] else 0.0,
+        "tracking_error_mean_m": track_mean, "tracking_error_max_m": track_max,
+        "match_cost_mean": float(costs.mean()) if searches else 0.0,
+        "match_cost_max": float(costs.max()) if searches else 0.0,
+        "worst_moments": [{"frame": f, "cost": c} for f, c in worst],
+        "bake_seconds": float(seconds),
+        "real_time_factor": float(duration / seconds) if seconds > 0 else 0.0,
+        "final_distance_m": float(np.linalg.norm(result.root_pos[-1, :2] - ctrl[-1, :2])),
+        "per_frame": {
+            "match_cost": result.cost[at], "jump": _any_between(result.jumped, at),
+            "contact": result.contacts[at], "lock": result.locked[at], "tracking_error": track[at],
+        },
+    }
+
+
+def _pair(measure):
+    return {"left": measure["left_m"], "right": measure["right_m"]} if measure else {"left": 0.0, "right": 0.0}
+
+
+def _per(measure):
+    return measure["cm_per_foot_per_moving_s"] if measure else 0.0
+
+
+def _any_between(flags, at):
+    """Per frame: did a flag rise on any step since the previous frame."""
+    c = np.concatenate([[0], np.cumsum(flags)])
+    prev = np.concatenate([[-1], at[:-1]])
+    return (c[at + 1] - c[prev + 1]) > 0
+
+
+def write(armature, skeleton, frames, locs, rots, report, name="MM_Bake"):
+    """A new action on ``armature`` with every bone keyed on every frame, plus the
+    per-frame figures as keyed custom properties. Returns the action; on failure
+    nothing is left."""
+    names = skeleton.names
+    missing = [n for n in names if n not in armature.data.bones]
+    if missing:
+        raise MotionMatchingError("%s lacks bones of the database skeleton: %s." % (
+            armature.name, ", ".join(missing[:8]) + (" ..." if len(missing) > 8 else "")))
+    ad = armature.animation_data
+    previous = ad.action if ad else None
+    if previous is not None:
+        previous.use_fake_user = True   # keep the take the armature played
+    action = compat.new_action(armature, name)
+    try:
+        channels, cols = [], []
+        moving_loc = np.ptp(locs, axis=0).max(axis=1) > 1e-7
+        for j, bone in enumerate(names):
+            if j in (skeleton.root, skeleton.hips) or moving_loc[j]:
+                path = armature_data.bone_path(bone, "location")
+                channels += [(path, k, bone) for k in range(3)]
+                cols.append(locs[:, j])
+            path = armature_data.bone_path(bone, "rotation_quaternion")
+            channels += [(path, k, bone) for k in range(4)]
+            cols.append(rots[:, j])
+        for bone in names:
+            armature.pose.bones[bone].rotation_mode = "QUATERNION"
+        compat.write_curves(action, armature, channels, frames, np.concatenate(cols, axis=1))
+        per = report["per_frame"]
+        values = {
+            "mm_match_cost": per["match_cost"], "mm_jump": per["jump"].astype(float),
+            "mm_contact_left": per["contact"][:, 0].astype(float), "mm_contact_right": per["contact"][:, 1].astype(float),
+            "mm_lock_left": per["lock"][:, 0].astype(float), "mm_lock_right": per["lock"][:, 1].astype(float),
+            "mm_tracking_error": per["tracking_error"],
+        }
+        for key in FIGURES:
+            armature[key] = 0.0
+        compat.write_curves(action, armature, [('["%s"]' % k, 0, "Motion Matching") for k in FIGURES[:1] + FIGURES[-1:]],
+                            frames, np.column_stack([values[FIGURES[0]], values[FIGURES[-1]]]))
+        flags = FIGURES[1:-1]
+        compat.write_curves(action, armature, [('["%s"]' % k, 0, "Motion Matching") for k in flags],
+                            frames, np.column_stack([values[k] for k in flags]), interpolation="CONSTANT")
+    except BaseException:
+        bpy.data.actions.remove(action)
+        if previous is not None:
+            compat.assign_action(armature, previous)
+        raise
+    return action
+
+
+def report_text(report):
+    """The summary as a plain-text table."""
+    rows = [
+        ("frames", "%d (%d-%d at %g fps; database %g fps)" % (report["frames"], report["frame_start"],
+                                                             report["frame_end"], report["fps"], report["database_fps"])),
+        ("searches / jumps", "%d / %d" % (report["searches"], report["jumps"])),
+        ("foot locks", "%d" % report["foot_locks"]),
+        ("foot sliding (m, L/R)", "%.3f / %.3f" % (report["foot_sliding_m"]["left"], report["foot_sliding_m"]["right"])),
+        ("toe sliding cm/foot/moving s", "%.2f (raw take %.2f)" % (report["foot_sliding_cm_per_foot_per_moving_s"],
+                                                                  report["raw_foot_sliding_cm_per_foot_per_moving_s"])),
+        ("ankle sliding cm/foot/moving s", "%.2f (raw take %.2f)" % (report["ankle_sliding_cm_per_foot_per_moving_s"],
+                                                                    report["raw_ankle_sliding_cm_per_foot_per_moving_s"])),
+        ("tracking error (m)", "mean %.3f, max %.3f" % (report["tracking_error_mean_m"], report["tracking_error_max_m"])),
+        ("match cost", "mean %.3f, max %.3f" % (report["match_cost_mean"], report["match_cost_max"])),
+        ("worst moments", ", ".join("frame %d (%.2f)" % (w["frame"], w["cost"]) for w in report["worst_moments"]) or "-"),
+        ("bake", "%.2f s, %.1fx real time" % (report["bake_seconds"], report["real_time_factor"])),
+    ]
+    width = max(len(k) for k, _ in rows)
+    lines = ["%-*s  %s" % (width, k, v) for k, v in rows]
+    if report.get("note"):
+        lines.append(report["note"])
+    return "\n".join(lines)
+
+
+def json_report(report):
+    """The report without per-frame arrays, for JSON."""
+    return {k: v for k, v in report.items() if k != "per_frame"}

@@ -1,0 +1,143 @@
+"""motion_matching.bake: motion matching along the controller, baked to keys."""
+
+import json
+
+import bpy
+from bpy.props import BoolProperty, FloatProperty, IntProperty, StringProperty
+
+from ..core.bake import BakeSettings
+from ..core.errors import MotionMatchingError
+from ..motion_matching_addon import bake_bridge
+
+_D = BakeSettings()
+
+
+def _target(context, name):
+    settings = context.scene.motion_matching
+    if name:
+        obj = bpy.data.objects.get(name)
+        if obj is None or obj.type != "ARMATURE":
+            raise MotionMatchingError("There is no armature named %s." % name)
+        return obj
+    if settings.bake_armature is not None:
+        return settings.bake_armature
+    for e in settings.entries:
+        if e.armature is not None:
+            return e.armature
+    raise MotionMatchingError("Choose the armature to bake onto (Bake panel).")
+
+
+def _controller(context, name):
+    if name:
+        obj = bpy.data.objects.get(name)
+        if obj is None:
+            raise MotionMatchingError("There is no object named %s to follow." % name)
+        return obj
+    obj = context.scene.motion_matching.controller
+    if obj is None:
+        raise MotionMatchingError("Choose a controller to follow (Bake panel), or add one from a curve.")
+    if obj.name not in context.scene.objects:
+        raise MotionMatchingError("The controller %s is not in this scene (deleted?): choose another." % obj.name)
+    return obj
+
+
+class MOTION_MATCHING_OT_bake(bpy.types.Operator):
+    """Simulate motion matching along the controller over the frame range and key the result on the armature"""
+
+    bl_idname = "motion_matching.bake"
+    bl_label = "Bake Motion Matching"
+    bl_options = {"REGISTER", "UNDO"}
+
+    controller: StringProperty(name="Controller", description="Object to follow (empty: the scene's controller)")
+    armature: StringProperty(name="Armature", description="Armature to key (empty: the scene's choice)")
+    frame_start: IntProperty(name="Start", description="First frame (0 with End 0: the scene's range)", default=0)
+    frame_end: IntProperty(name="End", description="Last frame (0: the scene's end)", default=0)
+    search_interval: FloatProperty(
+        name="Search Interval", default=_D.search_interval, min=1.0 / 120.0, soft_max=1.0, unit="TIME_ABSOLUTE",
+        description="Seconds between searches: shorter reacts faster to the path, longer plays longer pieces of mocap")
+    keep_window: IntProperty(
+        name="Keep Window", default=_D.keep_window, min=0, soft_max=60,
+        description="Frames: a best match this close to the frame playing is not a jump (fewer, longer pieces)")
+    inertialization_halflife: FloatProperty(
+        name="Blend Half-Life", default=_D.inertialization_halflife, min=0.01, soft_max=0.5, unit="TIME_ABSOLUTE",
+        description="How fast a jump's pose difference fades: shorter is snappier, longer hides jumps better")
+    sim_halflife: FloatProperty(
+        name="Path Half-Life", default=_D.sim_halflife, min=0.01, soft_max=1.0, unit="TIME_ABSOLUTE",
+        description="Smoothing of the controller's path: shorter follows it tightly, longer asks for gentler motion")
+    adjustment_halflife: FloatProperty(
+        name="Adjustment Half-Life", default=_D.adjustment_halflife, min=0.01, soft_max=1.0, unit="TIME_ABSOLUTE",
+        description="How fast the root is pulled toward the path: faster tracks better, slower keeps the mocap's own steps")
+    clamp_distance: FloatProperty(
+        name="Clamp", default=_D.clamp_distance, min=0.001, soft_max=1.0, unit="LENGTH",
+        description="The root never strays farther than this from the path (tight clamps can make feet slide)")
+    use_facing: BoolProperty(
+        name="Strafe (Use Controller Rotation)", default=False,
+        description="Face where the controller faces instead of where it goes")
+    use_foot_lock: BoolProperty(
+        name="Foot Lock", default=True, description="Pin planted toes with two-joint leg IK")
+    unlock_distance: FloatProperty(
+        name="Unlock Distance", default=_D.unlock_distance, min=0.01, soft_max=1.0, unit="LENGTH",
+        description="Release a pinned toe when the animation pulls it this far away")
+    tag_query: StringProperty(name="Tag Query", description="Restrict matching to tagged frames (empty: the scene's query)")
+    report_path: StringProperty(name="Report JSON", description="Also write the report here (optional)",
+                                subtype="FILE_PATH")
+
+    @classmethod
+    def poll(cls, context):
+        settings = context.scene.motion_matching
+        if settings.controller is None:
+            cls.poll_message_set("Choose a controller in the Bake panel (or add one from a curve)")
+            return False
+        if not len(settings.entries) and "motion_matching_database" not in context.scene:
+            cls.poll_message_set("Build a database first")
+            return False
+        return True
+
+    def settings(self):
+        return BakeSettings(
+            search_interval=self.search_interval, keep_window=self.keep_window,
+            inertialization_halflife=self.inertialization_halflife, sim_halflife=self.sim_halflife,
+            adjustment_halflife=self.adjustment_halflife, clamp_distance=self.clamp_distance,
+            use_facing=self.use_facing, foot_lock=self.use_foot_lock, unlock_distance=self.unlock_distance)
+
+    def execute(self, context):
+        wm = context.window_manager
+        scene = context.scene
+        frame = scene.frame_current
+        fs = self.frame_start or scene.frame_start
+        fe = self.frame_end or scene.frame_end
+        query = self.tag_query or scene.motion_matching.tag_query
+        wm.progress_begin(0, 100)
+        try:
+            ctrl = _controller(context, self.controller)
+            target = _target(context, self.armature)
+            result, frames, _t, locs, rots, skeleton, report = bake_bridge.run(
+                context, ctrl, target, self.settings(), tag_query=query, frame_start=fs, frame_end=fe,
+                progress=lambda f: wm.progress_update(int(100 * f)))
+            bake_bridge.write(target, skeleton, frames, locs, rots, report)
+        except MotionMatchingError as ex:
+            self.report({"ERROR"}, str(ex))
+            return {"CANCELLED"}
+        finally:
+            wm.progress_end()
+            scene.frame_set(frame)
+        text = bake_bridge.report_text(report)
+        block = bpy.data.texts.get("Motion Matching Bake") or bpy.data.texts.new("Motion Matching Bake")
+        block.clear()
+        block.write(text + "\n")
+        data = bake_bridge.json_report(report)
+        scene.motion_matching.last_bake_report = json.dumps(data)
+        if self.report_path:
+            try:
+                with open(bpy.path.abspath(self.report_path), "w") as fh:
+                    json.dump(data, fh, indent=2)
+            except OSError as ex:
+                self.report({"WARNING"}, "Baked, but cannot write %s: %s." % (self.report_path, ex.strerror or ex))
+        self.report({"INFO"}, "Baked %d frames: %d searches, %d jumps, %d foot locks, tracking max %.1f cm, "
+                    "%.1fx real time.%s" % (report["frames"], report["searches"], report["jumps"],
+                                            report["foot_locks"], 100 * report["tracking_error_max_m"],
+                                            report["real_time_factor"], (" " + report["note"]) if report["note"] else ""))
+        return {"FINISHED"}
+
+
+CLASSES = (MOTION_MATCHING_OT_bake,)
