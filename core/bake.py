@@ -13,7 +13,8 @@ The bake runs at the database's frame rate (steps of dt = 1/fps):
    the offset between what was shown and the new row decays over a half-life.
 4. The root advances by the played rows' own root motion, is pulled toward the
    spring character (adjustment half-life, limited to a fraction of the root's
-   own speed so the feet do not skate) and clamped within a distance of it.
+   own speed so the feet do not skate) and clamped within a distance of the
+   controller's path.
 5. Foot lock (core.foot_lock) pins planted toes; two-joint IK (core.ik) on
    hip-knee-ankle puts them there, the foot keeping its world orientation.
 
@@ -51,7 +52,7 @@ class BakeSettings:
     sim_halflife: float = 0.25              # spring character, position and facing
     adjustment_halflife: float = 0.1        # pull of the root toward the spring character
     adjustment_ratio: float = 0.5           # pull at most this fraction of the root's own speed
-    clamp_distance: float = 0.1             # metres: root never farther than this from the character
+    clamp_distance: float = 0.1             # metres: root never farther than this from the path
     clamp_angle: float = np.radians(45.0)   # radians: nor turned more than this from it
     force_search_angle: float = np.radians(45.0)  # wanted direction change that searches at once
     force_search_speed: float = 1.0         # m/s change of wanted speed that searches at once
@@ -242,10 +243,8 @@ def bake(db, pose_locations, pose_rotations, skeleton, controller_pos, controlle
 
     def search(s, cur):
         query[:] = traj[s]
-        if cur is not None:
-            query[bone_cols] = db.raw[cur, bone_cols]
-        else:
-            query[bone_cols] = 0.0
+        # Before anything plays, the pose part is neutral (the mean pose).
+        query[bone_cols] = db.raw[cur, bone_cols] if cur is not None else db.norm.mean[bone_cols]
         qn = ((query - db.norm.mean) / db.norm.scale) * weights
         return index.search(qn, allowed)
 
@@ -280,11 +279,13 @@ def bake(db, pose_locations, pose_rotations, skeleton, controller_pos, controlle
             step_a = dyw * alpha
             yaw += float(np.clip(step_a, -limit_a, limit_a))
             cur = int(nxt[cur]) if nxt[cur] != cur else cur
-        # Clamp to the spring character.
-        ex, ey = px - sim_pos[s, 0], py - sim_pos[s, 1]
+        # Clamp to the controller: the path the user asked for. (The spring
+        # character only smooths it; pulling toward the spring and clamping to
+        # the path keeps the character on the path within the clamp.)
+        ex, ey = px - ctrl[s, 0], py - ctrl[s, 1]
         d = np.hypot(ex, ey)
         if d > clamp:
-            px, py = sim_pos[s, 0] + ex * clamp / d, sim_pos[s, 1] + ey * clamp / d
+            px, py = ctrl[s, 0] + ex * clamp / d, ctrl[s, 1] + ey * clamp / d
         dyw = _wrap(yaw - sim_yaw[s])
         if abs(dyw) > clamp_a:
             yaw = sim_yaw[s] + np.sign(dyw) * clamp_a

@@ -152,7 +152,7 @@ def figures(db, arrays, skeleton, result, frames, times, sfps, fps, settings, se
         raw_pts = np.asarray(arrays[raw_key])
         floor = metrics.planted_height(raw_pts[:, :, 2].ravel(), contacts.ravel())
         raw = metrics.foot_sliding(raw_pts, raw_root, fps, floor, segments=db.clip_index, margin=margin)
-        pts = pose[:, [leg[bone_index] for leg in skeleton.legs], :3, 3] if skeleton.legs else None
+        pts = pose[:, [leg[bone_index] for leg in skeleton.legs]][:, :, :3, 3] if skeleton.legs else None
         baked = metrics.foot_sliding(pts, result.root_pos, fps, floor, margin=margin) if pts is not None else None
         sliding[key] = (raw, baked, floor)
     searches = int(result.searched.sum())

@@ -9,7 +9,7 @@ from bpy_extras.io_utils import ImportHelper
 
 from ..core import tags as core_tags
 from ..core.errors import MotionMatchingError
-from ..motion_matching_addon import database_search, database_store
+from ..motion_matching_addon import database_build, database_search, database_store
 
 
 def _action(context):
@@ -187,6 +187,63 @@ class MOTION_MATCHING_OT_import_dance_card(bpy.types.Operator, ImportHelper):
         return {"FINISHED"}
 
 
+class MOTION_MATCHING_OT_auto_tag(bpy.types.Operator):
+    """Suggest tags (idle, walk, run, starts, stops, turns) for the active action from its root's speed and turning"""
+
+    bl_idname = "motion_matching.auto_tag"
+    bl_label = "Suggest Tags"
+    bl_options = {"REGISTER", "UNDO"}
+
+    replace: BoolProperty(name="Replace", description="Remove the action's tags first", default=True)
+
+    @classmethod
+    def poll(cls, context):
+        obj = context.active_object
+        if obj is None or obj.type != "ARMATURE" or not obj.animation_data or not obj.animation_data.action:
+            cls.poll_message_set("Select an armature that plays an action")
+            return False
+        if not obj.data.motion_matching.root_bone:
+            cls.poll_message_set("The armature needs a virtual root first")
+            return False
+        return True
+
+    def execute(self, context):
+        import numpy as np
+
+        from ..core import auto_tags
+        from ..core import virtual_root as vr
+        from ..motion_matching_addon import armature_data
+
+        obj = context.active_object
+        action = obj.animation_data.action
+        try:
+            frames = database_build.action_frames(action, obj)
+            names, _parents, _rest, pose = armature_data.armature_pose(obj, action, frames)
+            root = names.index(obj.data.motion_matching.root_bone)
+            character = vr.character_frames(np.asarray(obj.matrix_world) @ pose[:, root])
+            facing = character[:, :2, :3] @ np.array([0.0, -1.0, 0.0])
+            # Dance-card names are used when the card has a move of that kind.
+            card = {m.name.lower(): m.name for m in context.scene.motion_matching.dance_card}
+            mapping = {k: card.get(k, k) for k in auto_tags.AUTO_TAG_KINDS}
+            tags = auto_tags.suggest_tags(character[:, :3, 3], facing, database_build.action_fps(action, context.scene),
+                                          names=mapping)
+        except MotionMatchingError as ex:
+            self.report({"ERROR"}, str(ex))
+            return {"CANCELLED"}
+        coll = action.motion_matching.tags
+        if self.replace:
+            coll.clear()
+        first = int(frames[0])
+        for t in tags:
+            item = coll.add()
+            item.name, item.frame_start, item.frame_end = t.name, first + t.start, first + t.end
+        _mark_stale(context)
+        summary = auto_tags.tags_summary(tags, database_build.action_fps(action, context.scene))
+        self.report({"INFO"}, "Suggested %d tags: %s." % (len(tags), ", ".join(
+            "%s %.1f s" % (k, v) for k, v in summary.items())))
+        return {"FINISHED"}
+
+
 def scene_dance_card(settings):
     if not len(settings.dance_card):
         return None
@@ -259,4 +316,5 @@ CLASSES = (
     MOTION_MATCHING_OT_tags_from_markers,
     MOTION_MATCHING_OT_import_dance_card,
     MOTION_MATCHING_OT_database_report,
+    MOTION_MATCHING_OT_auto_tag,
 )

@@ -123,6 +123,7 @@ class MOTION_MATCHING_PT_tags(bpy.types.Panel):
         row = layout.row(align=True)
         row.operator("motion_matching.tags_from_markers", icon="MARKER_HLT", text="From Markers")
         row.operator("motion_matching.import_dance_card", icon="TEXT", text="Dance Card")
+        layout.operator("motion_matching.auto_tag", icon="AUTO")
         layout.operator("motion_matching.database_report", icon="INFO")
         card = context.scene.motion_matching.dance_card
         if len(card):

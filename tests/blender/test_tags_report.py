@@ -91,3 +91,22 @@ def test_tag_query_restricts_search():
     assert not allowed[2100 - 60: 2999].any()
     assert allowed.sum() == (2100 - 900 + 1 - 60) + (3600 - 3000 + 1 - 60)
     assert np.array_equal(search.allowed_rows(db, arrays, ""), db.valid)
+
+
+def test_auto_tag_uses_dance_card_names_and_covers_the_take():
+    assert bpy.ops.motion_matching.import_dance_card(filepath=CARD) == {"FINISHED"}
+    obj = H.import_ours(SAMPLE_TAKE, global_scale=0.01, add_virtual_root=True)
+    assert bpy.ops.motion_matching.auto_tag() == {"FINISHED"}
+    tags = obj.animation_data.action.motion_matching.tags
+    seconds = {}
+    for t in tags:
+        assert 1 <= t.frame_start <= t.frame_end <= 5562
+        seconds[t.name] = seconds.get(t.name, 0) + (t.frame_end - t.frame_start + 1) / 60.0
+    for name in ("idle", "walk", "run"):
+        assert seconds[name] > 10, seconds
+    assert seconds["start"] > 1 and seconds["stop"] > 1
+    assert bpy.ops.motion_matching.database_add_action() == {"FINISHED"}
+    assert bpy.ops.motion_matching.build_database() == {"FINISHED"}
+    assert bpy.ops.motion_matching.database_report() == {"FINISHED"}
+    text = bpy.data.texts["Motion Matching Coverage"].as_string()
+    assert "strafe_left" in text

@@ -1,0 +1,159 @@
+"""motion_matching.bake on the sample take along the built-in showcase path."""
+
+import json
+
+import bpy
+import numpy as np
+import pytest
+
+from sample_paths import SAMPLE_TAKE
+import bl_helpers as H
+
+
+def _setup(fps=24, scenario="showcase"):
+    scene = bpy.context.scene
+    scene.render.fps, scene.render.fps_base = fps, 1.0
+    obj = H.import_ours(SAMPLE_TAKE, global_scale=0.01, add_virtual_root=True)
+    assert bpy.ops.motion_matching.database_add_action() == {"FINISHED"}
+    assert bpy.ops.motion_matching.build_database() == {"FINISHED"}
+    assert bpy.ops.motion_matching.add_scenario_controller(scenario=scenario, update_scene_range=True) == {"FINISHED"}
+    ctrl = bpy.context.active_object
+    scene.motion_matching.controller = ctrl
+    scene.motion_matching.bake_armature = obj
+    return obj, ctrl
+
+
+def _bake(tmp_path, name="report.json", **kw):
+    path = str(tmp_path / name)
+    assert bpy.ops.motion_matching.bake(report_path=path, **kw) == {"FINISHED"}
+    with open(path) as fh:
+        return json.load(fh)
+
+
+FIELDS = ("frames", "fps", "searches", "jumps", "foot_locks", "foot_sliding_m",
+          "foot_sliding_cm_per_foot_per_moving_s", "raw_foot_sliding_m", "raw_foot_sliding_cm_per_foot_per_moving_s",
+          "tracking_error_mean_m", "tracking_error_max_m", "match_cost_mean", "match_cost_max", "worst_moments",
+          "bake_seconds", "real_time_factor")
+
+
+def test_showcase_bake_meets_its_figures(tmp_path):
+    obj, ctrl = _setup()
+    report = _bake(tmp_path)
+    for f in FIELDS:
+        assert f in report, f
+    assert report["frames"] == bpy.context.scene.frame_end - bpy.context.scene.frame_start + 1
+    assert report["foot_sliding_cm_per_foot_per_moving_s"] <= 2.0 * report["raw_foot_sliding_cm_per_foot_per_moving_s"]
+    assert report["tracking_error_max_m"] <= 0.10 + 0.02
+    assert 0 < report["jumps"] < report["searches"]
+    assert len(report["worst_moments"]) == 3
+    # The character ends within 25 cm of the controller's final stop (Blender's own evaluation).
+    scene = bpy.context.scene
+    scene.frame_set(scene.frame_end)
+    root = obj.matrix_world @ obj.pose.bones["Root"].head
+    assert np.linalg.norm(np.array(root[:2]) - np.array(ctrl.matrix_world.translation[:2])) < 0.25
+    # Keyed figures for the Graph Editor.
+    action = obj.animation_data.action
+    compat = H.addon_module("motion_matching_addon.compat")
+    paths = {fc.data_path for fc in compat.fcurves(action, obj)}
+    for key in ("mm_match_cost", "mm_jump", "mm_lock_left", "mm_tracking_error"):
+        assert '["%s"]' % key in paths
+    assert "Motion Matching Bake" in bpy.data.texts
+
+
+def test_foot_lock_reduces_sliding(tmp_path):
+    _setup()
+    on = _bake(tmp_path, "on.json")
+    off = _bake(tmp_path, "off.json", use_foot_lock=False)
+    assert on["foot_locks"] > 0 and off["foot_locks"] == 0
+    assert on["foot_sliding_cm_per_foot_per_moving_s"] < off["foot_sliding_cm_per_foot_per_moving_s"]
+
+
+def test_no_pops_and_determinism(tmp_path):
+    obj, _ = _setup(fps=60)
+    _bake(tmp_path)
+    compat = H.addon_module("motion_matching_addon.compat")
+    metrics = H.addon_module("core.metrics")
+    store = H.addon_module("motion_matching_addon.database_store")
+
+    def keys(action):
+        return {(fc.data_path, fc.array_index): compat.read_curve(fc)["co"].copy()
+                for fc in compat.fcurves(action, obj)}
+
+    first = keys(obj.animation_data.action)
+    db, arrays = store.load(bpy.context.scene)
+    names = [str(n) for n in arrays["bone_names"]]
+    raw = metrics.largest_rotation_steps(np.asarray(arrays["pose_rotations"], dtype=np.float64))
+    baked = np.stack([np.column_stack([first[('pose.bones["%s"].rotation_quaternion' % n, k)][:, 1]
+                                       for k in range(4)]) for n in names], axis=1)
+    steps = metrics.largest_rotation_steps(baked)
+    root = names.index("Root")
+    for j, name in enumerate(names):
+        if j == root:
+            continue
+        assert steps[j] <= 1.5 * raw[j] + 1e-6, (name, np.degrees(steps[j]), np.degrees(raw[j]))
+    _bake(tmp_path, "again.json")
+    second = keys(obj.animation_data.action)
+    assert first.keys() == second.keys()
+    for k in first:
+        assert np.array_equal(first[k], second[k]), k
+
+
+def test_24_and_60_fps_scenes_both_track(tmp_path):
+    obj, _ = _setup(fps=24)
+    r24 = _bake(tmp_path, "r24.json")
+    times24 = H.key_times(obj)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    obj, _ = _setup(fps=60)
+    r60 = _bake(tmp_path, "r60.json")
+    times60 = H.key_times(obj)
+    assert abs(r24["tracking_error_mean_m"] - r60["tracking_error_mean_m"]) < 0.02
+    for t in (times24, times60):
+        assert np.array_equal(t, np.round(t)) and np.all(np.diff(t) == 1.0)
+    assert r24["frames"] == pytest.approx(r60["frames"] * 24 / 60, abs=2)
+
+
+def test_bad_inputs(tmp_path):
+    obj, ctrl = _setup()
+    scene = bpy.context.scene
+    actions = len(bpy.data.actions)
+    # No controller.
+    with pytest.raises(RuntimeError, match="no object named Nope"):
+        bpy.ops.motion_matching.bake(controller="Nope")
+    scene.motion_matching.controller = None
+    assert not bpy.ops.motion_matching.bake.poll()
+    # A deleted controller.
+    scene.motion_matching.controller = ctrl
+    bpy.data.objects.remove(ctrl)
+    assert scene.motion_matching.controller is None or not bpy.ops.motion_matching.bake.poll()
+    assert len(bpy.data.actions) == actions
+    # One frame.
+    assert bpy.ops.motion_matching.add_scenario_controller(scenario="showcase") == {"FINISHED"}
+    scene.motion_matching.controller = bpy.context.active_object
+    with pytest.raises(RuntimeError, match="one frame"):
+        bpy.ops.motion_matching.bake(frame_start=10, frame_end=10)
+    # A stale database is rebuilt first, and the report says so.
+    scene.motion_matching.responsiveness = 1.2
+    assert bpy.ops.motion_matching.bake(frame_start=1, frame_end=60) == {"FINISHED"}
+    assert "rebuilt" in bpy.data.texts["Motion Matching Bake"].as_string()
+
+
+def test_static_and_too_fast_controllers(tmp_path):
+    obj, ctrl = _setup()
+    scene = bpy.context.scene
+    # Static: an Empty that never moves. The character idles where it stands.
+    empty = bpy.data.objects.new("Still", None)
+    scene.collection.objects.link(empty)
+    scene.motion_matching.controller = empty
+    scene.frame_start, scene.frame_end = 1, 120
+    report = _bake(tmp_path, "still.json")
+    assert report["tracking_error_max_m"] <= 0.12
+    # Faster than anything in the take (8 m/s): the bake completes and the cost shows it.
+    path = tmp_path / "fast.json"
+    path.write_text(json.dumps({"points": [{"t": 0, "x": 0, "y": 0}, {"t": 1, "x": 0, "y": 0},
+                                           {"t": 5, "x": 0, "y": -32}, {"t": 6, "x": 0, "y": -32}]}))
+    assert bpy.ops.motion_matching.add_scenario_controller(scenario="FILE", filepath=str(path),
+                                                           update_scene_range=True) == {"FINISHED"}
+    scene.motion_matching.controller = bpy.context.active_object
+    fast = _bake(tmp_path, "fast_report.json")
+    assert fast["match_cost_max"] > report["match_cost_max"]
+    assert fast["worst_moments"][0]["cost"] == pytest.approx(fast["match_cost_max"])
