@@ -1,0 +1,92 @@
+"""Bake speed: 60 s of path at 60 fps (3,600 frames), foot lock on.
+
+Run: .venv-5.0/bin/python bench/bench_bake.py [--repeat 3]
+The path is the built-in 'circle' scenario repeated to 60 s (walk), then the
+'showcase' (run, stop, walk back) for comparison. Prints medians and the
+real-time factor (seconds of animation per second of baking).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # bench only: find tools/
+
+from tools import addon_session  # noqa: E402
+
+SAMPLE = os.path.join(addon_session.REPO, "samples", "jl_mm_run.bvh")
+
+
+def long_path(path, seconds=60.0):
+    """Timed waypoints: a 2 s stand, then a walk round a circle and a run down a
+    straight, alternating, for ``seconds``."""
+    import math
+
+    pts, t = [{"t": 0.0, "x": 0.0, "y": 0.0}, {"t": 2.0, "x": 0.0, "y": 0.0}], 2.0
+    x, y, heading, speed = 0.0, 0.0, 0.0, 0.0
+    dt = 0.1
+    while t < seconds - 2.0:
+        phase = int((t - 2.0) // 10.0) % 2
+        target = 1.2 if phase == 0 else 2.8
+        speed += max(-0.2, min(0.2, target - speed))
+        heading += (0.35 if phase == 0 else 0.05) * dt
+        x += math.sin(heading) * speed * dt
+        y -= math.cos(heading) * speed * dt
+        t += dt
+        pts.append({"t": round(t, 3), "x": x, "y": y})
+    pts.append({"t": seconds, "x": x, "y": y})
+    with open(path, "w") as fh:
+        json.dump({"points": pts}, fh)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    addon_session.start()
+    import bpy
+
+    scene = bpy.context.scene
+    bpy.ops.wm.read_homefile(use_empty=True)
+    scene = bpy.context.scene
+    scene.render.fps, scene.render.fps_base = 60, 1.0
+    bpy.ops.motion_matching.import_bvh(filepath=SAMPLE, global_scale=0.01, add_virtual_root=True)
+    obj = bpy.context.active_object
+    bpy.ops.motion_matching.database_add_action()
+    bpy.ops.motion_matching.build_database()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "long.json")
+        long_path(path)
+        for label, kw in (("60 s path, 60 fps", dict(scenario="FILE", filepath=path)),
+                          ("showcase 14.5 s, 60 fps", dict(scenario="showcase"))):
+            bpy.ops.motion_matching.add_scenario_controller(update_scene_range=True, **kw)
+            scene.motion_matching.controller = bpy.context.active_object
+            scene.motion_matching.bake_armature = obj
+            times, report = [], None
+            for i in range(args.repeat):
+                rp = os.path.join(tmp, "r%d.json" % i)
+                t = time.perf_counter()
+                bpy.ops.motion_matching.bake(report_path=rp)
+                times.append(time.perf_counter() - t)
+                with open(rp) as fh:
+                    report = json.load(fh)
+            med = statistics.median(times)
+            seconds = (report["frames"] - 1) / report["fps"]
+            rows.append((label, report["frames"], med, seconds / med, report))
+    print("Blender %s; median of %d bakes; operator time (simulation, keys, report)" % (bpy.app.version_string, args.repeat))
+    print("%-26s %7s %9s %10s %8s %6s %6s %9s %9s" % ("path", "frames", "seconds", "x realtime", "searches",
+                                                      "jumps", "locks", "toe slide", "raw"))
+    for label, frames, med, rt, r in rows:
+        print("%-26s %7d %9.3f %10.1f %8d %6d %6d %9.2f %9.2f" % (
+            label, frames, med, rt, r["searches"], r["jumps"], r["foot_locks"],
+            r["foot_sliding_cm_per_foot_per_moving_s"], r["raw_foot_sliding_cm_per_foot_per_moving_s"]))
+    addon_session.disable()
+
+
+if __name__ == "__main__":
+    main()

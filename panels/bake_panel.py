@@ -1,0 +1,63 @@
+"""Controller and Bake panel, and the last bake's report."""
+
+import json
+
+import bpy
+
+from .import_panel import CATEGORY
+
+
+class MOTION_MATCHING_PT_bake(bpy.types.Panel):
+    bl_label = "Controller and Bake"
+    bl_idname = "MOTION_MATCHING_PT_bake"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = CATEGORY
+
+    def draw(self, context):
+        layout = self.layout
+        settings = context.scene.motion_matching
+        col = layout.column(align=True)
+        col.operator("motion_matching.add_controller", icon="CURVE_PATH")
+        col.operator("motion_matching.add_scenario_controller", icon="EMPTY_ARROWS")
+        layout.use_property_split = True
+        layout.prop(settings, "controller")
+        layout.prop(settings, "bake_armature")
+        layout.prop(settings, "tag_query")
+        layout.use_property_split = False
+        layout.operator("motion_matching.bake", icon="RENDER_ANIMATION")
+
+
+class MOTION_MATCHING_PT_report(bpy.types.Panel):
+    bl_label = "Report"
+    bl_idname = "MOTION_MATCHING_PT_report"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = CATEGORY
+
+    @classmethod
+    def poll(cls, context):
+        return bool(context.scene.motion_matching.last_bake_report)
+
+    def draw(self, context):
+        layout = self.layout
+        try:
+            r = json.loads(context.scene.motion_matching.last_bake_report)
+        except ValueError:
+            layout.label(text="The last report cannot be read.", icon="ERROR")
+            return
+        col = layout.column(align=True)
+        col.label(text="%d frames, %d searches, %d jumps" % (r["frames"], r["searches"], r["jumps"]))
+        col.label(text="Foot locks: %d" % r["foot_locks"])
+        col.label(text="Sliding: %.1f cm/foot/s (take %.1f)" % (
+            r["foot_sliding_cm_per_foot_per_moving_s"], r["raw_foot_sliding_cm_per_foot_per_moving_s"]))
+        col.label(text="Tracking: mean %.1f cm, max %.1f cm" % (
+            100 * r["tracking_error_mean_m"], 100 * r["tracking_error_max_m"]))
+        col.label(text="Match cost: mean %.2f, max %.2f" % (r["match_cost_mean"], r["match_cost_max"]))
+        for w in r.get("worst_moments", []):
+            row = col.row()
+            row.label(text="Frame %d: cost %.2f" % (w["frame"], w["cost"]), icon="ERROR")
+        col.label(text="Baked in %.2f s (%.0fx real time)" % (r["bake_seconds"], r["real_time_factor"]))
+
+
+CLASSES = (MOTION_MATCHING_PT_bake, MOTION_MATCHING_PT_report)
