@@ -104,10 +104,13 @@ def write_curves(action, obj, channels, frames, values, interpolation="LINEAR"):
     """Key many curves at once: ``channels`` is a list of (data_path, index,
     group name or None), ``values`` (F, len(channels)), on ``frames`` (F,).
 
-    Replaces any keys those curves had. Keys, handles and interpolation go in
-    with one ``foreach_set`` each per curve, through buffers reused for every
-    curve. Handles sit a third of the way toward the neighbouring keys (where
-    VECTOR handles would be), so the curves stay sensible if switched to Bezier.
+    Replaces any keys those curves had. Keys and handles go in with one
+    ``foreach_set`` each per curve, through buffers reused for every curve.
+    Handles sit a third of the way toward the neighbouring keys, on the straight
+    line to them: a Bezier segment with such handles is exactly the straight
+    line, so "LINEAR" keys are left as Blender's default Bezier keys (one
+    ``foreach_set`` fewer per curve, and still smooth if a key is edited later).
+    Other interpolations are set explicitly.
     """
     owner = _curve_owner(action, obj, create=True)
     frames = np.asarray(frames, dtype=np.float64)
@@ -149,7 +152,8 @@ def write_curves(action, obj, channels, frames, values, interpolation="LINEAR"):
         kp.foreach_set("co", co.ravel())
         kp.foreach_set("handle_left", left.ravel())
         kp.foreach_set("handle_right", right.ravel())
-        kp.foreach_set("interpolation", interp)
+        if interpolation != "LINEAR":
+            kp.foreach_set("interpolation", interp)
 
 
 def write_channels(action, obj, data_path, frames, values, group=None, interpolation="LINEAR"):
