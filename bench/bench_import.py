@@ -1,8 +1,8 @@
 """Import speed: ours against Blender's own BVH importer, same process, same file.
 
 Run: .venv-5.0/bin/python bench/bench_import.py [--repeat 5]
-Prints medians (seconds), the ratio, and ours on the take tiled 10x to show
-that the time grows linearly with the number of frames.
+Prints medians (seconds), the ratio, and ours on the take tiled 2x, 5x and 10x
+with the time per frame, to show how the time grows with the number of frames.
 """
 
 import argparse
@@ -46,6 +46,29 @@ def tiled(src, dst, copies):
     return frames * copies
 
 
+def phases(path):
+    """Seconds of each step of an import of ``path``, with Blender's own
+    dependency-graph update (which copies the new action for evaluation) apart."""
+    import importlib
+
+    import bpy
+    import numpy as np
+
+    bvh = importlib.import_module(addon_session.MODULE + ".core.bvh")
+    build = importlib.import_module(addon_session.MODULE + ".motion_matching_addon.bvh_build")
+    bpy.ops.wm.read_homefile(use_empty=True)
+    marks = [time.perf_counter()]
+    data = bvh.read_bvh(path)
+    marks.append(time.perf_counter())
+    motion = bvh.to_blender(data, 0.01)
+    marks.append(time.perf_counter())
+    build.build(bpy.context, "take", motion, np.arange(data.frame_count) + 1.0)
+    marks.append(time.perf_counter())
+    bpy.context.view_layer.update()
+    marks.append(time.perf_counter())
+    return np.diff(marks)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=5)
@@ -59,17 +82,30 @@ def main():
     ours(SAMPLE)  # warm up imports and caches once
     m_ours, _ = timed(lambda: ours(SAMPLE), args.repeat)
     m_blender, _ = timed(lambda: blender(SAMPLE), args.repeat)
+    tiles = {}
     with tempfile.TemporaryDirectory() as tmp:
-        big = os.path.join(tmp, "tiled.bvh")
-        frames = tiled(SAMPLE, big, 10)
-        m_big, _ = timed(lambda: ours(big), max(1, args.repeat // 2))
+        for copies in (2, 5, 10):
+            big = os.path.join(tmp, "tiled%d.bvh" % copies)
+            frames = tiled(SAMPLE, big, copies)
+            tiles[copies] = (frames, timed(lambda: ours(big), max(1, args.repeat // 2))[0])
     print("Blender %s, sample take 5562 frames x 23 joints, median of %d runs" % (bpy.app.version_string, args.repeat))
     print("%-40s %10s" % ("importer", "seconds"))
     print("%-40s %10.3f" % ("Blender import_anim.bvh (quaternion)", m_blender))
     print("%-40s %10.3f" % ("motion_matching.import_bvh", m_ours))
     print("%-40s %10.1fx" % ("ratio (Blender / ours)", m_blender / m_ours))
-    print("%-40s %10.3f  (%d frames; %.2fx the time for 10x the frames)"
-          % ("ours, take tiled 10x", m_big, frames, m_big / m_ours))
+    print("growth with frames (ours; the take tiled):")
+    print("%-10s %8s %9s %14s" % ("copies", "frames", "seconds", "us per frame"))
+    print("%-10d %8d %9.3f %14.1f" % (1, 5562, m_ours, 1e6 * m_ours / 5562))
+    for copies, (frames, sec) in tiles.items():
+        print("%-10d %8d %9.3f %14.1f" % (copies, frames, sec, 1e6 * sec / frames))
+    print("steps of one import (seconds): parse, convert, armature+keys | Blender's depsgraph update")
+    with tempfile.TemporaryDirectory() as tmp:
+        for copies in (1, 5, 10):
+            path = SAMPLE if copies == 1 else os.path.join(tmp, "t%d.bvh" % copies)
+            if copies > 1:
+                tiled(SAMPLE, path, copies)
+            p = phases(path)
+            print("%-10d %6.3f %8.3f %8.3f | %6.3f" % (copies, *p))
     addon_session.disable()
 
 
