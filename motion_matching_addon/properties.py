@@ -140,6 +140,8 @@ class MOTION_MATCHING_PG_scene(bpy.types.PropertyGroup):
     bake_armature: PointerProperty(type=bpy.types.Object, name="Bake Onto", poll=_poll_armature,
                                    description="Armature that receives the baked action (empty: the database's armature)")
     last_bake_report: StringProperty(name="Last Bake", default="")
+    preview_active: BoolProperty(name="Preview", default=False,
+                                 description="The armature is posed live from a simulation (no keys)")
 
     database_built: BoolProperty(name="Database Built", default=False)
     database_stale: BoolProperty(name="Database Stale", default=False,

@@ -2,7 +2,7 @@
 
 import bpy
 
-from . import handlers, properties
+from . import handlers, preview, properties
 from .. import operators, panels
 from ..operators import import_bvh
 
@@ -14,11 +14,13 @@ def register():
         bpy.utils.register_class(cls)
     properties.attach()
     handlers.register()
+    preview.register()
     bpy.types.TOPBAR_MT_file_import.append(import_bvh.menu_import)
 
 
 def unregister():
     bpy.types.TOPBAR_MT_file_import.remove(import_bvh.menu_import)
+    preview.unregister()
     handlers.unregister()
     properties.detach()
     for cls in reversed(_CLASSES):

@@ -28,6 +28,22 @@ class MOTION_MATCHING_PT_bake(bpy.types.Panel):
         layout.operator("motion_matching.bake", icon="RENDER_ANIMATION")
 
 
+class MOTION_MATCHING_PT_preview(bpy.types.Panel):
+    bl_label = "Preview"
+    bl_idname = "MOTION_MATCHING_PT_preview"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = CATEGORY
+
+    def draw(self, context):
+        settings = context.scene.motion_matching
+        on = settings.preview_active
+        self.layout.operator("motion_matching.toggle_preview", icon="PAUSE" if on else "PLAY",
+                             text="Stop Preview" if on else "Start Preview", depress=on)
+        if on:
+            self.layout.label(text="Blue: wanted path. Orange: matched path.", icon="INFO")
+
+
 class MOTION_MATCHING_PT_report(bpy.types.Panel):
     bl_label = "Report"
     bl_idname = "MOTION_MATCHING_PT_report"
@@ -60,4 +76,4 @@ class MOTION_MATCHING_PT_report(bpy.types.Panel):
         col.label(text="Baked in %.2f s (%.0fx real time)" % (r["bake_seconds"], r["real_time_factor"]))
 
 
-CLASSES = (MOTION_MATCHING_PT_bake, MOTION_MATCHING_PT_report)
+CLASSES = (MOTION_MATCHING_PT_bake, MOTION_MATCHING_PT_preview, MOTION_MATCHING_PT_report)

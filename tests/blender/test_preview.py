@@ -1,0 +1,39 @@
+"""Live preview: the previewed pose is the baked pose, in any frame order."""
+
+import bpy
+import numpy as np
+
+import bl_helpers as H
+from test_bake import _setup
+
+
+def _pose_matrices(obj, names):
+    bpy.context.view_layer.update()
+    return np.array([np.array(obj.matrix_world @ obj.pose.bones[n].matrix) for n in names])
+
+
+def test_preview_equals_bake_in_random_order(tmp_path):
+    obj, ctrl = _setup(fps=24)
+    scene = bpy.context.scene
+    scene.frame_end = 200
+    take = obj.animation_data.action
+    assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
+    assert scene.motion_matching.preview_active and obj.animation_data.action is None
+    names = [b.name for b in obj.data.bones]
+    rng = np.random.default_rng(7)
+    frames = rng.choice(np.arange(scene.frame_start, scene.frame_end + 1), size=20, replace=False)
+    previewed = {}
+    for f in frames:
+        scene.frame_set(int(f))
+        previewed[int(f)] = _pose_matrices(obj, names)
+    # The overlay's data is there and finite (drawing itself is skipped in background).
+    preview = H.addon_module("motion_matching_addon.preview")
+    wanted, matched, toes, locked, contacts = preview.overlay_lines(scene)
+    assert len(wanted) > 10 and len(matched) > 2 and np.isfinite(toes).all()
+    assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
+    assert obj.animation_data.action == take and not scene.motion_matching.preview_active
+    assert bpy.ops.motion_matching.bake() == {"FINISHED"}
+    for f in sorted(previewed, reverse=True):
+        scene.frame_set(f)
+        baked = _pose_matrices(obj, names)
+        assert np.abs(baked - previewed[f]).max() < 1e-5, f
