@@ -1,0 +1,96 @@
+"""Every panel's poll and draw run against a recording stand-in for layout;
+every property path drawn and every operator named must exist."""
+
+import bpy
+import pytest
+
+import bl_helpers as H
+from test_bake import _setup
+
+
+class Recorder:
+    """Stands in for UILayout: records what is drawn, returns itself for sub-layouts."""
+
+    def __init__(self, log):
+        self._log = log
+
+    def __getattr__(self, name):
+        def method(*args, **kwargs):
+            self._log.append((name, args, kwargs))
+            if name == "operator":
+                return OperatorProps(args[0] if args else kwargs.get("operator"), self._log)
+            return Recorder(self._log)
+
+        return method
+
+    def __setattr__(self, name, value):
+        if name == "_log":
+            object.__setattr__(self, name, value)
+
+
+class OperatorProps:
+    def __init__(self, idname, log):
+        object.__setattr__(self, "idname", idname)
+        object.__setattr__(self, "_log", log)
+
+    def __setattr__(self, name, value):
+        self._log.append(("operator_prop", (self.idname, name), {}))
+
+
+def _our_panels():
+    return [cls for cls in bpy.types.Panel.__subclasses__() if cls.__name__.startswith("MOTION_MATCHING_PT_")]
+
+
+def _check(log):
+    for kind, args, kwargs in log:
+        if kind in ("prop", "prop_search"):
+            data, prop = args[0], args[1]
+            assert prop in data.bl_rna.properties, "%s has no property %s" % (data, prop)
+        elif kind == "operator":
+            idname = args[0]
+            module, name = idname.split(".")
+            assert hasattr(bpy.types, "%s_OT_%s" % (module.upper(), name)), idname
+        elif kind == "operator_prop":
+            idname, prop = args
+            module, name = idname.split(".")
+            op = getattr(bpy.types, "%s_OT_%s" % (module.upper(), name))
+            assert prop in op.bl_rna.properties, (idname, prop)
+        elif kind == "template_list":
+            listtype, _listid, data, prop, active_data, active_prop = args[:6]
+            assert hasattr(bpy.types, listtype), listtype
+            assert prop in data.bl_rna.properties and active_prop in active_data.bl_rna.properties, args
+
+
+def test_every_panel_polls_and_draws(tmp_path):
+    obj, _ctrl = _setup()
+    scene = bpy.context.scene
+    t = obj.animation_data.action.motion_matching.tags.add()
+    t.name, t.frame_start, t.frame_end = "walk", 10, 200
+    assert bpy.ops.motion_matching.import_dance_card(
+        filepath=H.addon_module("motion_matching_addon").__file__.rsplit("/", 2)[0] + "/samples/jl_mm_dance_card.toml"
+    ) == {"FINISHED"}
+    scene.frame_end = 60
+    assert bpy.ops.motion_matching.bake() == {"FINISHED"}
+    bpy.context.view_layer.objects.active = obj
+    panels = _our_panels()
+    assert len(panels) >= 7
+    drawn = 0
+    for cls in panels:
+        if hasattr(cls, "poll") and not cls.poll(bpy.context):
+            continue
+        log = []
+        stand_in = type("PanelStandIn", (), {"layout": Recorder(log), "bl_label": cls.bl_label})()
+        cls.draw(stand_in, bpy.context)
+        if hasattr(cls, "draw_header"):
+            cls.draw_header(stand_in, bpy.context)
+        _check(log)
+        drawn += 1
+    assert drawn == len(panels), "every panel applies in this scene"
+
+
+def test_a_typo_is_caught():
+    log = [("prop", (bpy.context.scene.motion_matching, "respnsiveness"), {})]
+    with pytest.raises(AssertionError):
+        _check(log)
+    with pytest.raises(AssertionError):
+        _check([("operator", ("motion_matching.bakee",), {})])
