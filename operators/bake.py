@@ -67,14 +67,34 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
     adjustment_halflife: FloatProperty(
         name="Adjustment Half-Life", default=_D.adjustment_halflife, min=0.01, soft_max=1.0, unit="TIME_ABSOLUTE",
         description="How fast the root is pulled toward the path: faster tracks better, slower keeps the mocap's own steps")
+    adjustment_ratio: FloatProperty(
+        name="Adjustment Limit", default=_D.adjustment_ratio, min=0.0, soft_max=2.0, subtype="FACTOR",
+        description="The pull toward the path is at most this fraction of the root's own motion: "
+                    "higher tracks better, lower slides the feet less")
     clamp_distance: FloatProperty(
         name="Clamp", default=_D.clamp_distance, min=0.001, soft_max=1.0, unit="LENGTH",
         description="The root never strays farther than this from the path (tight clamps can make feet slide)")
+    clamp_angle: FloatProperty(
+        name="Clamp Angle", default=_D.clamp_angle, min=0.0, max=3.14159, subtype="ANGLE",
+        description="The character never faces farther than this from the wanted facing")
+    force_search_angle: FloatProperty(
+        name="Turn Search", default=_D.force_search_angle, min=0.0, max=3.14159, subtype="ANGLE",
+        description="Search at once when the wanted direction turns this much: reacts to sharp turns sooner")
+    force_search_speed: FloatProperty(
+        name="Speed Search", default=_D.force_search_speed, min=0.0, soft_max=5.0, unit="VELOCITY",
+        description="Search at once when the wanted speed changes this much (m/s): reacts to starts and stops sooner")
     use_facing: BoolProperty(
         name="Strafe (Use Controller Rotation)", default=False,
         description="Face where the controller faces instead of where it goes")
     use_foot_lock: BoolProperty(
         name="Foot Lock", default=True, description="Pin planted toes with two-joint leg IK")
+    lock_speed: FloatProperty(
+        name="Lock Speed", default=_D.lock_speed, min=0.0, soft_max=2.0, unit="VELOCITY",
+        description="A planted toe slower than this locks: higher locks more often (less sliding), "
+                    "but can hold a foot that should move")
+    lock_blend_halflife: FloatProperty(
+        name="Release Half-Life", default=_D.lock_blend_halflife, min=0.01, soft_max=0.5, unit="TIME_ABSOLUTE",
+        description="How fast a released foot blends back to the animation")
     unlock_distance: FloatProperty(
         name="Unlock Distance", default=_D.unlock_distance, min=0.01, soft_max=1.0, unit="LENGTH",
         description="Release a pinned toe when the animation pulls it this far away")
@@ -97,8 +117,11 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         return BakeSettings(
             search_interval=self.search_interval, keep_window=self.keep_window,
             inertialization_halflife=self.inertialization_halflife, sim_halflife=self.sim_halflife,
-            adjustment_halflife=self.adjustment_halflife, clamp_distance=self.clamp_distance,
-            use_facing=self.use_facing, foot_lock=self.use_foot_lock, unlock_distance=self.unlock_distance)
+            adjustment_halflife=self.adjustment_halflife, adjustment_ratio=self.adjustment_ratio,
+            clamp_distance=self.clamp_distance, clamp_angle=self.clamp_angle,
+            force_search_angle=self.force_search_angle, force_search_speed=self.force_search_speed,
+            use_facing=self.use_facing, foot_lock=self.use_foot_lock, lock_speed=self.lock_speed,
+            lock_blend_halflife=self.lock_blend_halflife, unlock_distance=self.unlock_distance)
 
     def execute(self, context):
         wm = context.window_manager

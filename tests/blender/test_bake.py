@@ -131,10 +131,23 @@ def test_bad_inputs(tmp_path):
     scene.motion_matching.controller = bpy.context.active_object
     with pytest.raises(RuntimeError, match="one frame"):
         bpy.ops.motion_matching.bake(frame_start=10, frame_end=10)
+    # No database yet: it is built first, and the report says so.
+    store = H.addon_module("motion_matching_addon.database_store")
+    store.clear(scene)
+    assert bpy.ops.motion_matching.bake(frame_start=1, frame_end=30) == {"FINISHED"}
+    assert "built first" in bpy.data.texts["Motion Matching Bake"].as_string()
     # A stale database is rebuilt first, and the report says so.
     scene.motion_matching.responsiveness = 1.2
     assert bpy.ops.motion_matching.bake(frame_start=1, frame_end=60) == {"FINISHED"}
     assert "rebuilt" in bpy.data.texts["Motion Matching Bake"].as_string()
+    # No database and nothing to build it from: a clear error, nothing written.
+    store.clear(scene)
+    scene.motion_matching.entries.clear()
+    actions = len(bpy.data.actions)
+    assert not bpy.ops.motion_matching.bake.poll()   # the button explains: "Build a database first"
+    with pytest.raises(RuntimeError, match="Build a database first"):
+        bpy.ops.motion_matching.bake(frame_start=1, frame_end=30)
+    assert len(bpy.data.actions) == actions
 
 
 def test_static_and_too_fast_controllers(tmp_path):
