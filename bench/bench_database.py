@@ -48,6 +48,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--skip-search", action="store_true")
+    ap.add_argument("--brute-queries-1m", type=int, default=200,
+                    help="queries checked against brute force at 1,000,000 rows (each takes ~0.1 s)")
     args = ap.parse_args()
     addon_session.start()
     import bpy
@@ -70,7 +72,8 @@ def main():
         addon_session.disable()
         if not args.skip_search:
             sys.stdout.flush()
-            code = subprocess.call([sys.executable, os.path.join(HERE, "bench_search.py"), "--npz", npz])
+            code = subprocess.call([sys.executable, os.path.join(HERE, "bench_search.py"), "--npz", npz,
+                                    "--brute-queries-1m", str(args.brute_queries_1m)])
             sys.exit(code)
 
 

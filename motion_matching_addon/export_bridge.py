@@ -1,0 +1,343 @@
+"""Export of one action of an armature (a bake) to BVH, FBX or glTF with
+Blender's own exporters, with root motion, on a chosen frame range.
+
+Only the chosen action goes into the file: other actions in the file, on the
+NLA or on other objects stay out. The scene is left as it was found: selection,
+active object, mode, current frame, frame range, the armature's action and
+NLA switch (everything changed for the export is put back in ``finally``).
+
+Exporter options differ between Blender versions; options are passed only when
+the running exporter has them (checked on the operator, never by version).
+"""
+
+import math
+import os
+
+import bpy
+from mathutils import Matrix
+
+from ..core.errors import MotionMatchingError
+from . import compat
+
+FORMATS = {"BVH": ".bvh", "FBX": ".fbx", "GLTF": ".glb"}
+KNOWN_EXTENSIONS = (".bvh", ".fbx", ".glb", ".gltf")
+
+# BVH: Euler order of the rotation channels. Yaw (Y, up in the file) is the
+# outermost rotation, so the character can face any way without gimbal lock;
+# it is also the order of the shipped sample take.
+BVH_ROTATE_MODE = "YXZ"
+
+
+def with_extension(filepath, fmt):
+    """``filepath`` ending in the format's extension (a known export extension
+    of another format is replaced, anything else is kept and extended)."""
+    ext = FORMATS[fmt]
+    stem, old = os.path.splitext(filepath)
+    if old.lower() == ext:
+        return filepath
+    if old.lower() in KNOWN_EXTENSIONS:
+        return stem + ext
+    return filepath + ext
+
+
+def default_action(armature):
+    ad = armature.animation_data
+    return ad.action if ad is not None else None
+
+
+def export(context, armature, filepath, fmt="FBX", action=None, frame_start=None, frame_end=None,
+           global_scale=1.0):
+    """Write ``action`` (default: the armature's current action) of ``armature``
+    to ``filepath`` as BVH, FBX or GLTF (binary .glb), frames ``frame_start`` to
+    ``frame_end`` (default: the action's range). ``global_scale`` scales the
+    BVH (1.0: metres, 100: centimetres); FBX and glTF are written in metres.
+    Returns (path written, first frame, last frame)."""
+    scene = context.scene
+    fmt = (fmt or "").upper()
+    if fmt not in FORMATS:
+        raise MotionMatchingError("Unknown export format %r: choose BVH, FBX or GLTF." % fmt)
+    if armature is None or getattr(armature, "type", None) != "ARMATURE":
+        raise MotionMatchingError("Choose an armature to export (%s is not one)." % getattr(armature, "name", "nothing"))
+    if armature.name not in context.view_layer.objects:
+        raise MotionMatchingError("%s is not in this scene's view layer, so it cannot be exported." % armature.name)
+    action = action or default_action(armature)
+    if action is None:
+        raise MotionMatchingError("%s has no action to export: bake it first." % armature.name)
+    ad = armature.animation_data
+    if ad is not None and ad.use_tweak_mode:
+        raise MotionMatchingError("%s is in NLA tweak mode: leave it before exporting." % armature.name)
+    first, last = action.frame_range
+    first, last = int(math.floor(first + 1e-6)), int(math.ceil(last - 1e-6))
+    fs = first if frame_start is None else int(frame_start)
+    fe = last if frame_end is None else int(frame_end)
+    if fe < fs:
+        raise MotionMatchingError("The frame range %d-%d ends before it starts." % (fs, fe))
+    if fs < first or fe > last:
+        raise MotionMatchingError("The frame range %d-%d is outside the action %s (frames %d-%d)." % (
+            fs, fe, action.name, first, last))
+    if not global_scale > 0.0:
+        raise MotionMatchingError("The scale must be above zero.")
+    path = _writable(with_extension(bpy.path.abspath(filepath or ""), fmt))
+
+    state = _SceneState(context, armature)
+    try:
+        state.prepare(action, fs, fe)
+        if fmt == "BVH":
+            _export_bvh(context, armature, action, path, fs, fe, global_scale)
+        elif fmt == "FBX":
+            _run(bpy.ops.export_scene.fbx, "FBX", _fbx_options(path), context, armature)
+        else:
+            _run(bpy.ops.export_scene.gltf, "glTF", _gltf_options(path, action), context, armature)
+    finally:
+        state.restore()
+    if not os.path.isfile(path):
+        raise MotionMatchingError("The exporter did not write %s." % path)
+    return path, fs, fe
+
+
+def _writable(path):
+    if not path or os.path.basename(path) in FORMATS.values():
+        raise MotionMatchingError("Choose a file name to export to.")
+    if os.path.isdir(path):
+        raise MotionMatchingError("%s is a folder: choose a file name." % path)
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise MotionMatchingError("The folder %s does not exist." % folder)
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise MotionMatchingError("Cannot write to %s (no permission)." % path)
+    return path
+
+
+def _fbx_options(path):
+    """FBX settings for game engines (Unity, Unreal, Godot), each chosen on purpose."""
+    return {
+        "filepath": path,
+        "use_selection": True,            # only the armature (it is the only object selected)
+        "use_visible": False,
+        "use_active_collection": False,
+        "object_types": {"ARMATURE"},     # the skeleton and its animation, no meshes, lights, cameras
+        "global_scale": 1.0,
+        "apply_unit_scale": True,
+        # Units go into the file's unit scale (metres), objects keep scale 1: engines
+        # then see a skeleton of the right size without a 100x scale on its root.
+        "apply_scale_options": "FBX_SCALE_UNITS",
+        "bake_space_transform": False,    # experimental in Blender; the axis change stays in the file header
+        "axis_forward": "-Z",             # FBX's usual axes: Y up, -Z forward (Blender's defaults)
+        "axis_up": "Y",
+        "use_custom_props": False,        # mm_* figures are for the Graph Editor, not for engines
+        "add_leaf_bones": False,          # no extra "_end" bones in the engine's skeleton
+        "primary_bone_axis": "Y",         # Blender's bone axes, so a round trip keeps bone orientation
+        "secondary_bone_axis": "X",
+        "use_armature_deform_only": False,  # every bone, including the root that carries root motion
+        "armature_nodetype": "NULL",
+        "bake_anim": True,
+        "bake_anim_use_all_bones": True,  # key every bone, even still ones
+        "bake_anim_use_nla_strips": False,  # no NLA strips ...
+        "bake_anim_use_all_actions": False,  # ... and no other actions: one take, the action playing
+        "bake_anim_force_startend_keying": True,
+        "bake_anim_step": 1.0,            # one key per frame
+        "bake_anim_simplify_factor": 0.0,  # no key reduction: every frame exactly as baked
+        "path_mode": "AUTO",
+        "embed_textures": False,
+        "batch_mode": "OFF",
+    }
+
+
+def _gltf_options(path, action):
+    """glTF settings for game engines, each chosen on purpose."""
+    return {
+        "filepath": path,
+        "export_format": "GLB",           # one binary file
+        "use_selection": True,            # only the armature (it is the only object selected)
+        "use_visible": False,
+        "use_renderable": False,
+        "use_active_collection": False,
+        "use_active_scene": False,
+        "export_yup": True,               # glTF is Y up by definition
+        "export_extras": False,           # mm_* figures are for the Graph Editor, not for engines
+        "export_cameras": False,
+        "export_lights": False,
+        "export_animations": True,
+        # The armature's assigned action becomes the one animation; NLA tracks are
+        # not exported (the exporter turns the NLA off while sampling) ...
+        "export_animation_mode": "ACTIVE_ACTIONS",
+        # ... and other armature actions in the file are not added.
+        "export_anim_single_armature": False,
+        "export_nla_strips_merged_animation_name": action.name,  # the animation keeps the action's name
+        "export_bake_animation": False,
+        "export_force_sampling": True,    # sample every frame (rotations as quaternions, exact)
+        "export_frame_step": 1,
+        "export_frame_range": True,       # clip to the scene range, set to the requested range for the export
+        "export_anim_slide_to_zero": True,  # the clip starts at time 0, as engines play it
+        "export_negative_frame": "SLIDE",
+        "export_optimize_animation_size": False,  # a key on every frame for every channel, like the bake
+        "export_def_bones": False,        # every bone: the virtual root may not be a deform bone, and carries root motion
+        "export_leaf_bone": False,
+        "export_hierarchy_flatten_bones": False,
+        "export_armature_object_remove": False,  # keep the armature node, so the object's placement is kept
+        "export_rest_position_armature": True,   # joints' bind pose is the rest pose, not the current frame
+        "export_reset_pose_bones": True,
+        "export_current_frame": False,
+        "export_skins": True,
+        "export_morph": False,
+        "export_pointer_animation": False,  # no KHR_animation_pointer channels (custom properties)
+        "export_extra_animations": False,
+        "export_optimize_disable_viewport": False,
+        "export_materials": "NONE",
+        "will_save_settings": False,      # leave no exporter settings stored in the scene
+    }
+
+
+def _run(op, label, options, context, obj):
+    """Call an exporter with the options it knows, on ``obj`` alone."""
+    names = {p.identifier for p in op.get_rna_type().properties}
+    kwargs = {k: v for k, v in options.items() if k in names}
+    override = {"active_object": obj, "object": obj, "selected_objects": [obj], "selected_editable_objects": [obj]}
+    try:
+        with context.temp_override(**override):
+            result = op(**kwargs)
+    except RuntimeError as ex:
+        raise MotionMatchingError("Blender's %s exporter failed: %s" % (label, str(ex).strip())) from None
+    if "FINISHED" not in result:
+        raise MotionMatchingError("Blender's %s exporter did not finish." % label)
+
+
+def bvh_matrix(armature):
+    """Armature space to the BVH file's space: the object's placement (without
+    scale) then Blender's Z up, -Y forward to BVH's Y up, +Z forward, the
+    inverse of what Blender's BVH importer applies by default. Returns (matrix,
+    uniform scale of the object)."""
+    from bpy_extras.io_utils import axis_conversion
+
+    loc, rot, scale = armature.matrix_world.decompose()
+    s = scale[0]
+    if s <= 0.0 or abs(scale[1] - s) > 1e-5 * s or abs(scale[2] - s) > 1e-5 * s \
+            or armature.matrix_world.to_3x3().determinant() <= 0.0:
+        raise MotionMatchingError("%s has a non-uniform or negative scale: apply it (Ctrl A) before exporting BVH."
+                                  % armature.name)
+    conv = axis_conversion(from_forward="Y", from_up="Z", to_forward="-Z", to_up="Y").to_4x4()
+    placed = Matrix.Translation(loc / s) @ rot.to_matrix().to_4x4()
+    return conv @ placed, s
+
+
+def _export_bvh(context, armature, action, path, fs, fe, global_scale):
+    """Blender's BVH exporter writes armature space as it is (Z up) and ignores
+    the object's placement. It runs here on a temporary copy of the armature
+    whose bones are moved into the BVH's Y-up space (the same rotation on every
+    bone leaves every local pose channel valid), playing the same action, so the
+    file opens upright in other tools and re-imports with Blender's default
+    axes to the same world positions.
+
+    The bones are placed one by one in edit mode (``EditBone.matrix``), not with
+    ``Armature.transform``: the latter recomputes the root's roll in a way that
+    tilts the whole rig by about 1.5e-5 rad, 0.1 mm at 6 m from the origin."""
+    matrix, s = bvh_matrix(armature)
+    vl = context.view_layer
+    data = armature.data.copy()
+    tmp = None
+    try:
+        data.pose_position = "POSE"
+        tmp = bpy.data.objects.new(armature.name + "_bvh_export", data)
+        context.scene.collection.objects.link(tmp)
+        for o in context.selected_objects:
+            o.select_set(False)
+        tmp.select_set(True)
+        vl.objects.active = tmp
+        rest = {b.name: b.matrix_local.copy() for b in armature.data.bones}
+        with context.temp_override(active_object=tmp, object=tmp, selected_objects=[tmp],
+                                   selected_editable_objects=[tmp]):
+            bpy.ops.object.mode_set(mode="EDIT")
+            try:
+                for eb in data.edit_bones:
+                    eb.matrix = matrix @ rest[eb.name]
+            finally:
+                bpy.ops.object.mode_set(mode="OBJECT")
+        vl.update()
+        for pb in tmp.pose.bones:
+            pb.rotation_mode = armature.pose.bones[pb.name].rotation_mode
+        compat.assign_action(tmp, action)
+        _run(bpy.ops.export_anim.bvh, "BVH", {
+            "filepath": path,
+            "frame_start": fs,
+            "frame_end": fe,
+            "global_scale": global_scale * s,
+            "rotate_mode": BVH_ROTATE_MODE,
+            "root_transform_only": False,  # keep every joint's offsets and positions as in the rig
+        }, context, tmp)
+    finally:
+        if tmp is not None:
+            bpy.data.objects.remove(tmp)
+        bpy.data.armatures.remove(data)
+
+
+class _SceneState:
+    """What the export changes, saved and put back."""
+
+    def __init__(self, context, armature):
+        self.context = context
+        self.scene = context.scene
+        self.view_layer = context.view_layer
+        self.armature = armature
+
+    def prepare(self, action, fs, fe):
+        scene, vl, arm = self.scene, self.view_layer, self.armature
+        self.frame = (scene.frame_current, scene.frame_subframe)
+        self.frame_range = (scene.frame_start, scene.frame_end)
+        self.active = vl.objects.active
+        self.mode = self.active.mode if self.active is not None else "OBJECT"
+        self.selected = [o for o in vl.objects if o.select_get(view_layer=vl)]
+        self.hidden = arm.hide_get(view_layer=vl)
+        self.hide_select = arm.hide_select
+        self.hide_viewport = arm.hide_viewport
+        self.pose_position = arm.data.pose_position
+        ad = arm.animation_data
+        self.had_animation_data = ad is not None
+        self.action = ad.action if ad else None
+        self.slot = getattr(ad, "action_slot", None) if ad else None
+        self.use_nla = ad.use_nla if ad else True
+        self.prepared = True
+
+        if self.mode != "OBJECT" and bpy.ops.object.mode_set.poll():
+            bpy.ops.object.mode_set(mode="OBJECT")
+        scene.frame_start, scene.frame_end = fs, fe
+        arm.hide_viewport = False
+        arm.hide_select = False
+        arm.hide_set(False, view_layer=vl)
+        for o in self.selected:
+            o.select_set(False, view_layer=vl)
+        arm.select_set(True, view_layer=vl)
+        vl.objects.active = arm
+        arm.data.pose_position = "POSE"
+        if self.action != action:
+            compat.assign_action(arm, action)
+        arm.animation_data.use_nla = False   # the action alone, nothing blended in from the NLA
+
+    def restore(self):
+        if not getattr(self, "prepared", False):
+            return
+        scene, vl, arm = self.scene, self.view_layer, self.armature
+        ad = arm.animation_data
+        if ad is not None:
+            if not self.had_animation_data:
+                arm.animation_data_clear()
+            else:
+                if ad.action != self.action:
+                    ad.action = self.action
+                if self.slot is not None and getattr(ad, "action_slot", None) != self.slot:
+                    ad.action_slot = self.slot
+                ad.use_nla = self.use_nla
+        arm.data.pose_position = self.pose_position
+        for o in vl.objects:
+            if o.select_get(view_layer=vl):
+                o.select_set(False, view_layer=vl)
+        arm.hide_viewport = self.hide_viewport
+        arm.hide_set(self.hidden, view_layer=vl)
+        for o in self.selected:
+            if o.name in vl.objects:
+                o.select_set(True, view_layer=vl)
+        arm.hide_select = self.hide_select
+        vl.objects.active = self.active
+        scene.frame_start, scene.frame_end = self.frame_range
+        if self.mode != "OBJECT" and self.active is not None and bpy.ops.object.mode_set.poll():
+            bpy.ops.object.mode_set(mode=self.mode)
+        scene.frame_set(self.frame[0], subframe=self.frame[1])
