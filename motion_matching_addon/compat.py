@@ -71,6 +71,26 @@ def assign_action(obj, action):
             ad.action_slot = action.slots[0]
 
 
+def saved_assignment(obj):
+    """What ``obj`` plays now, (action, slot or None), for :func:`restore_assignment`."""
+    ad = obj.animation_data
+    if ad is None:
+        return None, None
+    return ad.action, getattr(ad, "action_slot", None)
+
+
+def restore_assignment(obj, saved):
+    """Make ``obj`` play what :func:`saved_assignment` recorded."""
+    action, slot = saved
+    ad = obj.animation_data
+    if ad is None:
+        return
+    if ad.action != action:
+        ad.action = action
+    if slot is not None and getattr(ad, "action_slot", None) != slot:
+        ad.action_slot = slot
+
+
 def fcurves(action, obj=None):
     """The F-Curves ``obj`` plays from ``action`` (a list, possibly empty)."""
     owner = _curve_owner(action, obj)

@@ -52,7 +52,6 @@ def export(context, armature, filepath, fmt="FBX", action=None, frame_start=None
     ``frame_end`` (default: the action's range). ``global_scale`` scales the
     BVH (1.0: metres, 100: centimetres); FBX and glTF are written in metres.
     Returns (path written, first frame, last frame)."""
-    scene = context.scene
     fmt = (fmt or "").upper()
     if fmt not in FORMATS:
         raise MotionMatchingError("Unknown export format %r: choose BVH, FBX or GLTF." % fmt)
@@ -66,8 +65,8 @@ def export(context, armature, filepath, fmt="FBX", action=None, frame_start=None
     ad = armature.animation_data
     if ad is not None and ad.use_tweak_mode:
         raise MotionMatchingError("%s is in NLA tweak mode: leave it before exporting." % armature.name)
-    first, last = action.frame_range
-    first, last = int(math.floor(first + 1e-6)), int(math.ceil(last - 1e-6))
+    first, last = action.frame_range   # whole frames inside it
+    first, last = int(math.ceil(first - 1e-6)), int(math.floor(last + 1e-6))
     fs = first if frame_start is None else int(frame_start)
     fe = last if frame_end is None else int(frame_end)
     if fe < fs:
@@ -78,12 +77,13 @@ def export(context, armature, filepath, fmt="FBX", action=None, frame_start=None
     if not global_scale > 0.0:
         raise MotionMatchingError("The scale must be above zero.")
     path = _writable(with_extension(bpy.path.abspath(filepath or ""), fmt))
+    bvh_space = bvh_matrix(armature) if fmt == "BVH" else None
 
     state = _SceneState(context, armature)
     try:
         state.prepare(action, fs, fe)
         if fmt == "BVH":
-            _export_bvh(context, armature, action, path, fs, fe, global_scale)
+            _export_bvh(context, armature, action, path, fs, fe, global_scale, bvh_space)
         elif fmt == "FBX":
             _run(bpy.ops.export_scene.fbx, "FBX", _fbx_options(path), context, armature)
         else:
@@ -122,7 +122,9 @@ def _fbx_options(path):
         # then see a skeleton of the right size without a 100x scale on its root.
         "apply_scale_options": "FBX_SCALE_UNITS",
         "bake_space_transform": False,    # experimental in Blender; the axis change stays in the file header
-        "axis_forward": "-Z",             # FBX's usual axes: Y up, -Z forward (Blender's defaults)
+        # Y up, and a character facing Blender's -Y faces +Z: Unity's forward, and the
+        # same axes as the glTF and BVH files (Blender's defaults).
+        "axis_forward": "-Z",
         "axis_up": "Y",
         "use_custom_props": False,        # mm_* figures are for the Graph Editor, not for engines
         "add_leaf_bones": False,          # no extra "_end" bones in the engine's skeleton
@@ -153,7 +155,7 @@ def _gltf_options(path, action):
         "use_renderable": False,
         "use_active_collection": False,
         "use_active_scene": False,
-        "export_yup": True,               # glTF is Y up by definition
+        "export_yup": True,               # glTF is Y up by definition (the character faces +Z)
         "export_extras": False,           # mm_* figures are for the Graph Editor, not for engines
         "export_cameras": False,
         "export_lights": False,
@@ -220,7 +222,7 @@ def bvh_matrix(armature):
     return conv @ placed, s
 
 
-def _export_bvh(context, armature, action, path, fs, fe, global_scale):
+def _export_bvh(context, armature, action, path, fs, fe, global_scale, bvh_space):
     """Blender's BVH exporter writes armature space as it is (Z up) and ignores
     the object's placement. It runs here on a temporary copy of the armature
     whose bones are moved into the BVH's Y-up space (the same rotation on every
@@ -231,7 +233,7 @@ def _export_bvh(context, armature, action, path, fs, fe, global_scale):
     The bones are placed one by one in edit mode (``EditBone.matrix``), not with
     ``Armature.transform``: the latter recomputes the root's roll in a way that
     tilts the whole rig by about 1.5e-5 rad, 0.1 mm at 6 m from the origin."""
-    matrix, s = bvh_matrix(armature)
+    matrix, s = bvh_space
     vl = context.view_layer
     data = armature.data.copy()
     tmp = None
@@ -292,8 +294,8 @@ class _SceneState:
         self.pose_position = arm.data.pose_position
         ad = arm.animation_data
         self.had_animation_data = ad is not None
-        self.action = ad.action if ad else None
-        self.slot = getattr(ad, "action_slot", None) if ad else None
+        self.assignment = compat.saved_assignment(arm)
+        self.action = self.assignment[0]
         self.use_nla = ad.use_nla if ad else True
         self.prepared = True
 
@@ -321,10 +323,7 @@ class _SceneState:
             if not self.had_animation_data:
                 arm.animation_data_clear()
             else:
-                if ad.action != self.action:
-                    ad.action = self.action
-                if self.slot is not None and getattr(ad, "action_slot", None) != self.slot:
-                    ad.action_slot = self.slot
+                compat.restore_assignment(arm, self.assignment)
                 ad.use_nla = self.use_nla
         arm.data.pose_position = self.pose_position
         for o in vl.objects:

@@ -44,6 +44,20 @@ class MOTION_MATCHING_PT_preview(bpy.types.Panel):
             self.layout.label(text="Blue: wanted path. Orange: matched path.", icon="INFO")
 
 
+class MOTION_MATCHING_PT_export(bpy.types.Panel):
+    bl_label = "Export"
+    bl_idname = "MOTION_MATCHING_PT_export"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = CATEGORY
+
+    def draw(self, context):
+        col = self.layout.column(align=True)
+        for fmt, label in (("FBX", "Export FBX"), ("GLTF", "Export glTF"), ("BVH", "Export BVH")):
+            op = col.operator("motion_matching.export_baked", text=label, icon="EXPORT")
+            op.format = fmt
+
+
 class MOTION_MATCHING_PT_report(bpy.types.Panel):
     bl_label = "Report"
     bl_idname = "MOTION_MATCHING_PT_report"
@@ -76,4 +90,4 @@ class MOTION_MATCHING_PT_report(bpy.types.Panel):
         col.label(text="Baked in %.2f s (%.0fx real time)" % (r["bake_seconds"], r["real_time_factor"]))
 
 
-CLASSES = (MOTION_MATCHING_PT_bake, MOTION_MATCHING_PT_preview, MOTION_MATCHING_PT_report)
+CLASSES = (MOTION_MATCHING_PT_bake, MOTION_MATCHING_PT_preview, MOTION_MATCHING_PT_export, MOTION_MATCHING_PT_report)

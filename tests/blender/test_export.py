@@ -89,6 +89,10 @@ def _scene_state(obj=None):
         "mode": bpy.context.mode, "selected": sorted(o.name for o in bpy.context.selected_objects),
         "action": ad.action.name if ad and ad.action else None, "use_nla": ad.use_nla if ad else None,
         "armatures": len(bpy.data.armatures),
+        "action_users": sorted((a.name, a.users, len(getattr(a, "slots", ()))) for a in bpy.data.actions),
+        "nla": [(t.name, [(st.name, st.action.name) for st in t.strips]) for t in ad.nla_tracks] if ad else None,
+        "pose_position": obj.data.pose_position if obj is not None else None,
+        "hidden": obj.hide_get() if obj is not None else None,
     }
 
 
@@ -139,16 +143,51 @@ def test_fbx_round_trip(tmp_path):
     obj = _bake()
     track = obj.animation_data.nla_tracks.new()
     track.strips.new("take", 1, bpy.data.actions["jl_mm_run"])
+    names = [b.name for b in obj.data.bones]
     frames = list(range(FS, FE + 1))
-    baked = H.pose_heads(obj, frames, ["Root"])
+    baked = H.pose_heads(obj, frames, names)
     path = _export(tmp_path / "baked", "FBX")
     arm, actions = _import(bpy.ops.import_scene.fbx, path)
     assert len(actions) == 1   # one take: neither the NLA strip nor the other action
     first, last = _frames(arm.animation_data.action)
     assert last - first + 1 == len(frames)
-    err = _errors(baked, arm, first, frames, ["Root"])
-    print("FBX round trip: root max %.4f mm" % (err.max() * 1000))
+    assert tuple(arm.matrix_world.to_scale()) == pytest.approx((1.0, 1.0, 1.0))   # metres, no 100x on the root
+    err = _errors(baked, arm, first, frames, names)
+    print("FBX round trip: root max %.4f mm, all joints max %.4f mm" % (err[:, 0].max() * 1000, err.max() * 1000))
+    assert names[0] == "Root" and err[:, 0].max() < 10 * MM
     assert err.max() < 10 * MM
+
+
+@pytest.mark.parametrize("fmt, tolerance", [("BVH", MM), ("GLTF", MM), ("FBX", 10 * MM)])
+def test_placed_armature_round_trips(tmp_path, fmt, tolerance):
+    """An armature moved, turned and scaled after the bake lands in the same world place."""
+    obj = _bake()
+    obj.location = (3.0, -2.0, 0.5)
+    obj.rotation_euler = (0.0, 0.0, 1.2)
+    obj.scale = (1.5, 1.5, 1.5)
+    names = [b.name for b in obj.data.bones]
+    frames = list(range(FS, FE + 1, 7))
+    baked = H.pose_heads(obj, frames, names)
+    path = _export(tmp_path / "placed", fmt)
+    if fmt == "BVH":
+        arm, _ = _import(bpy.ops.import_anim.bvh, path, frame_start=FS, rotate_mode="QUATERNION")
+    elif fmt == "GLTF":
+        arm, _ = _import(bpy.ops.import_scene.gltf, path, disable_bone_shape=True)
+    else:
+        arm, _ = _import(bpy.ops.import_scene.fbx, path)
+    first, _last = _frames(arm.animation_data.action)
+    err = _errors(baked, arm, first, frames, names)
+    print("%s placed armature: max %.4f mm" % (fmt, err.max() * 1000))
+    assert err.max() < tolerance
+
+
+def test_file_names_follow_the_format():
+    bridge = H.addon_module("motion_matching_addon.export_bridge")
+    assert bridge.with_extension("/a/walk", "FBX") == "/a/walk.fbx"
+    assert bridge.with_extension("/a/walk.fbx", "GLTF") == "/a/walk.glb"
+    assert bridge.with_extension("/a/walk.GLB", "GLTF") == "/a/walk.GLB"
+    assert bridge.with_extension("/a/walk.gltf", "BVH") == "/a/walk.bvh"
+    assert bridge.with_extension("/a/walk.v2", "BVH") == "/a/walk.v2.bvh"
 
 
 def test_export_leaves_the_scene_as_it_was(tmp_path):
@@ -163,6 +202,19 @@ def test_export_leaves_the_scene_as_it_was(tmp_path):
     for fmt in ("BVH", "FBX", "GLTF"):
         _export(tmp_path / ("all_" + fmt.lower()), fmt, frame_start=10, frame_end=40)
         assert _scene_state(obj) == before, fmt
+    # Edit mode, and a hidden armature chosen by name while another object is active.
+    bpy.ops.object.mode_set(mode="EDIT")
+    before = _scene_state(obj)
+    _export(tmp_path / "edit", "BVH")
+    assert _scene_state(obj) == before
+    bpy.ops.object.mode_set(mode="OBJECT")
+    ctrl = scene.motion_matching.controller
+    vl.objects.active = ctrl
+    obj.hide_set(True)
+    before = _scene_state(obj)
+    for fmt in ("BVH", "FBX", "GLTF"):
+        _export(tmp_path / ("hidden_" + fmt.lower()), fmt, armature=obj.name)
+        assert _scene_state(obj) == before and obj.hide_get(), fmt
     # Another action can be exported without becoming the armature's action.
     bridge = H.addon_module("motion_matching_addon.export_bridge")
     path, fs, fe = bridge.export(bpy.context, obj, str(tmp_path / "take"), "GLTF", action=other,
@@ -195,6 +247,11 @@ def test_bad_input(tmp_path):
         with pytest.raises(RuntimeError, match=message):
             bpy.ops.motion_matching.export_baked(format="GLTF", **kw)
         assert _scene_state(obj) == before, kw
+    obj.scale = (1.0, 2.0, 1.0)
+    before = _scene_state(obj)
+    with pytest.raises(RuntimeError, match="non-uniform or negative scale"):
+        bpy.ops.motion_matching.export_baked(format="BVH", filepath=out)
+    assert _scene_state(obj) == before
     with pytest.raises(errors.MotionMatchingError, match="Unknown export format"):
         bridge.export(bpy.context, obj, out, "OBJ")
     assert not any(os.path.exists(out + ext) for ext in (".bvh", ".fbx", ".glb"))

@@ -53,8 +53,8 @@ def _check(log):
         elif kind == "operator_prop":
             idname, prop = args
             module, name = idname.split(".")
-            op = getattr(bpy.types, "%s_OT_%s" % (module.upper(), name))
-            assert prop in op.bl_rna.properties, (idname, prop)
+            props = getattr(getattr(bpy.ops, module), name).get_rna_type().properties
+            assert prop in props, (idname, prop)
         elif kind == "template_list":
             listtype, _listid, data, prop, active_data, active_prop = args[:6]
             assert hasattr(bpy.types, listtype), listtype
@@ -94,3 +94,6 @@ def test_a_typo_is_caught():
         _check(log)
     with pytest.raises(AssertionError):
         _check([("operator", ("motion_matching.bakee",), {})])
+    with pytest.raises(AssertionError):
+        _check([("operator_prop", ("motion_matching.export_baked", "fromat"), {})])
+    _check([("operator_prop", ("motion_matching.export_baked", "format"), {})])
