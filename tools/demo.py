@@ -18,10 +18,21 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-sys.path.insert(0, REPO)   # tools/ only
 
-from tools import addon_session  # noqa: E402
-from tools.mm_cli import Failure, call  # noqa: E402
+
+def _tool(name):
+    """A sibling module of tools/, loaded by file (no sys.path change)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mm_tools_siblings", os.path.join(HERE, "siblings.py"))
+    siblings = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(siblings)
+    return siblings.load(name)
+
+
+addon_session = _tool("addon_session")
+_cli = _tool("mm_cli")
+Failure, call = _cli.Failure, _cli.call
 
 SAMPLES = os.path.join(REPO, "samples")
 
@@ -86,7 +97,7 @@ def render_pictures(args, target, controller, report):
     import bpy
     import numpy as np
 
-    from tools.mannequin import add_mannequin
+    add_mannequin = _tool("mannequin").add_mannequin
 
     scene = bpy.context.scene
     fs, fe = scene.frame_start, scene.frame_end
@@ -153,9 +164,7 @@ def _path(controller):
     import bpy
     import numpy as np
 
-    from tools import addon_session as _s
-
-    bridge = __import__(_s.MODULE + ".motion_matching_addon.controller_build", fromlist=["sample_controller"])
+    bridge = __import__(addon_session.MODULE + ".motion_matching_addon.controller_build", fromlist=["sample_controller"])
     scene = bpy.context.scene
     frames = np.arange(scene.frame_start, scene.frame_end + 1, dtype=np.float64)
     pos, _f = bridge.sample_controller(bpy.context, controller, frames)
@@ -293,9 +302,7 @@ def _lock_frames(target):
     import bpy
     import numpy as np
 
-    from tools import addon_session as _s
-
-    compat = __import__(_s.MODULE + ".motion_matching_addon.compat", fromlist=["fcurves"])
+    compat = __import__(addon_session.MODULE + ".motion_matching_addon.compat", fromlist=["fcurves"])
     out = []
     for fc in compat.fcurves(target.animation_data.action, target):
         for side, key in enumerate(('["mm_lock_left"]', '["mm_lock_right"]')):
@@ -308,9 +315,7 @@ def _lock_frames(target):
 
 
 def _toe_bones(scene):
-    from tools import addon_session as _s
-
-    store = __import__(_s.MODULE + ".motion_matching_addon.database_store", fromlist=["load"])
+    store = __import__(addon_session.MODULE + ".motion_matching_addon.database_store", fromlist=["load"])
     _db, arrays = store.load(scene)
     bones = json.loads(str(arrays["feature_bones_json"]))
     return [bones["left_toe"], bones["right_toe"]]

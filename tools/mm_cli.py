@@ -24,6 +24,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
 
+def _tool(name):
+    """A sibling module of tools/, loaded by file (no sys.path change)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mm_tools_siblings", os.path.join(HERE, "siblings.py"))
+    siblings = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(siblings)
+    return siblings.load(name)
+
+
 def parse(argv):
     ap = argparse.ArgumentParser(prog="mm_cli", description="Bake motion matching along a scenario path.")
     ap.add_argument("--bvh", action="append", required=True, metavar="FILE", help="a take to match (repeatable)")
@@ -46,8 +56,7 @@ _INSTALLED = []
 
 def load_addon():
     """Enable the add-on as Blender does; return the module name."""
-    sys.path.insert(0, REPO)   # for tools/ only; the add-on itself never touches sys.path
-    from tools import addon_session
+    addon_session = _tool("addon_session")
 
     if "bpy" not in sys.modules:
         _INSTALLED.append(addon_session.start())
@@ -146,9 +155,7 @@ def main(argv=None):
         if _INSTALLED:
             # Unregister panels before the process ends: a bpy process that exits
             # with them registered can hang.
-            from tools import addon_session
-
-            addon_session.disable()
+            _tool("addon_session").disable()
     return 0
 
 
