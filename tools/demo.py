@@ -322,4 +322,10 @@ def _toe_bones(scene):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # Blender 4.2's bpy module crashes while Python shuts down once its glTF
+    # exporter has run; everything is written and the add-on disabled by now,
+    # so end the process here.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -161,6 +161,10 @@ def main(argv=None):
 
 if __name__ == "__main__":
     code = main()
-    if "bpy" in sys.modules and getattr(sys.modules["bpy"].app, "background", False):
-        sys.stdout.flush()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if "bpy" in sys.modules and _INSTALLED:
+        # A bpy-module process: skip the interpreter teardown, which can crash
+        # in some Blender versions once exporters have run; all is written.
+        os._exit(code)
     sys.exit(code)

@@ -21,13 +21,13 @@ def test_readme_walkthrough_runs_as_written(tmp_path):
     script = tmp_path / "walkthrough.py"
     script.write_text(block.group(1))
     out = os.path.join(REPO, "out", "walkthrough")
-    if os.path.exists(os.path.join(out, "baked.glb")):
-        os.remove(os.path.join(out, "baked.glb"))
+    if os.path.exists(os.path.join(out, "baked.fbx")):
+        os.remove(os.path.join(out, "baked.fbx"))
     proc = subprocess.run([sys.executable, str(script)], cwd=REPO, capture_output=True, text=True,
                           timeout=300, env=_env())
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "searches / jumps" in proc.stdout
-    assert os.path.getsize(os.path.join(out, "baked.glb")) > 10000
+    assert os.path.getsize(os.path.join(out, "baked.fbx")) > 10000
 
 
 def test_demo_command(tmp_path):
@@ -36,7 +36,7 @@ def test_demo_command(tmp_path):
                            "--no-video", "--tiles", "4"], cwd=REPO, capture_output=True, text=True,
                           timeout=600, env=_env())
     assert proc.returncode == 0, proc.stderr[-3000:]
-    for name in ("contact_sheet.png", "baked.bvh", "baked.glb", "report.json", "coverage.json", "demo.blend"):
+    for name in ("contact_sheet.png", "baked.bvh", "baked.fbx", "report.json", "coverage.json", "demo.blend"):
         assert (out / name).is_file() and (out / name).stat().st_size > 1000, name
     assert "tracking error" in proc.stdout and "worst moments" in proc.stdout
     report = json.loads((out / "report.json").read_text())
