@@ -62,6 +62,7 @@ class BakeSettings:
     unlock_distance: float = 0.2            # m
     lock_blend_halflife: float = 0.1        # s
     toe_floor: float = None                 # m: toes are kept above this height (None: no floor)
+    lock_on_data: bool = False              # lock when the take's toe is still (not the dragged baked toe)
 
     def check(self):
         for name in ("search_interval", "inertialization_halflife", "sim_halflife",
@@ -186,7 +187,7 @@ def _wrap(a):
 
 def bake(db, pose_locations, pose_rotations, skeleton, controller_pos, controller_facing,
          settings=None, allowed=None, index=None, root_positions=None, root_quats=None,
-         progress=None):
+         toe_speeds=None, progress=None):
     """Run motion matching along ``controller_pos`` (S, 3), sampled every
     1/fps seconds of the database, in the armature's space.
 
@@ -194,6 +195,9 @@ def bake(db, pose_locations, pose_rotations, skeleton, controller_pos, controlle
     channels; ``root_positions`` (N, 3) and ``root_quats`` (N, 4): each row's
     character frame (ground position and yaw), in its clip's own space.
     ``allowed`` (N,) rows a search may return (default: the valid ones).
+    ``toe_speeds`` (N, 2): each row's toe speeds in the take; when given, a toe
+    locks when the data says it is planted and still there (rather than when the
+    baked toe, which the path's corrections may be dragging, is still).
     """
     settings = settings or BakeSettings()
     settings.check()
@@ -346,7 +350,9 @@ def bake(db, pose_locations, pose_rotations, skeleton, controller_pos, controlle
     lock_count = 0
     toes = None
     if (settings.foot_lock or settings.toe_floor is not None) and skeleton.legs:
-        rots, locked, lock_count, toes = _foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings)
+        speeds = None if toe_speeds is None else np.asarray(toe_speeds)[rows]
+        rots, locked, lock_count, toes = _foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings,
+                                                    speeds)
     rots = tf.quat_unroll(tf.quat_normalize(rots), axis=0)
     if progress is not None:
         progress(1.0)
@@ -359,7 +365,7 @@ def _pose(skeleton, locs, rots):
     return tf.pose_fk(skeleton.parents, None, tf.compose(locs, tf.quat_to_matrix(rots)), skeleton.offsets)
 
 
-def _foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings):
+def _foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, speeds=None):
     pose = _pose(skeleton, locs, rots)
     S = len(locs)
     locked = np.zeros((S, 2), dtype=bool)
@@ -372,7 +378,8 @@ def _foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings):
         toe_pos = pose[:, toe, :3, 3]
         if settings.foot_lock:
             wanted, locked[:, side], n = fl.run_foot_lock(
-                contacts[:, side], toe_pos, None, dt, lock_speed=settings.lock_speed,
+                contacts[:, side], toe_pos, None if speeds is None else speeds[:, side], dt,
+                lock_speed=settings.lock_speed,
                 unlock_distance=settings.unlock_distance, blend_halflife=settings.lock_blend_halflife)
         else:
             wanted, n = toe_pos.copy(), 0

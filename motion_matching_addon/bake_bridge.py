@@ -87,6 +87,18 @@ def sample_controller(context, obj, frames):
     return controller_build.sample_controller(context, obj, frames)
 
 
+def toe_speeds(db, arrays):
+    """(N, 2) speed of each toe in the take, per row (central differences within clips)."""
+    from ..core.contacts import central_velocity
+
+    toes = np.asarray(arrays["toe_positions"])
+    out = np.empty(toes.shape[:2])
+    for c in range(len(db.clip_names)):
+        rows = db.clip_rows(c)
+        out[rows] = np.linalg.norm(central_velocity(toes[rows], float(db.clip_fps[c])), axis=-1)
+    return out
+
+
 def search_index(db, arrays):
     key = str(arrays["fingerprint"]) + str(db.features.shape)
     idx = _index_cache.get(key)
@@ -129,7 +141,7 @@ def run(context, controller, armature, settings, tag_query="", frame_start=None,
         db, np.asarray(arrays["pose_locations"]), np.asarray(arrays["pose_rotations"]), skeleton,
         ctrl, facing, settings=settings, allowed=allowed, index=search_index(db, arrays),
         root_positions=np.asarray(arrays["root_positions"]), root_quats=np.asarray(arrays["root_quats"]),
-        progress=progress)
+        toe_speeds=toe_speeds(db, arrays) if settings.lock_on_data else None, progress=progress)
     frames = np.arange(fs, fe + 1, dtype=np.float64)
     times = (frames - fs) / sfps
     locs, rots = core_bake.resample(result, times)
