@@ -194,6 +194,7 @@ def figures(db, arrays, skeleton, result, frames, times, sfps, fps, settings, se
         "per_frame": {
             "match_cost": result.cost[at], "jump": _any_between(result.jumped, at),
             "contact": result.contacts[at], "lock": result.locked[at], "tracking_error": track[at],
+            "root_yaw": 2.0 * np.arctan2(result.root_quat[at, 3], result.root_quat[at, 0]),
         },
     }
 
@@ -241,20 +242,7 @@ def write(armature, skeleton, frames, locs, rots, report, name="MM_Bake"):
         for bone in names:
             armature.pose.bones[bone].rotation_mode = "QUATERNION"
         compat.write_curves(action, armature, channels, frames, np.concatenate(cols, axis=1))
-        per = report["per_frame"]
-        values = {
-            "mm_match_cost": per["match_cost"], "mm_jump": per["jump"].astype(float),
-            "mm_contact_left": per["contact"][:, 0].astype(float), "mm_contact_right": per["contact"][:, 1].astype(float),
-            "mm_lock_left": per["lock"][:, 0].astype(float), "mm_lock_right": per["lock"][:, 1].astype(float),
-            "mm_tracking_error": per["tracking_error"],
-        }
-        for key in FIGURES:
-            armature[key] = 0.0
-        compat.write_curves(action, armature, [('["%s"]' % k, 0, "Motion Matching") for k in FIGURES[:1] + FIGURES[-1:]],
-                            frames, np.column_stack([values[FIGURES[0]], values[FIGURES[-1]]]))
-        flags = FIGURES[1:-1]
-        compat.write_curves(action, armature, [('["%s"]' % k, 0, "Motion Matching") for k in flags],
-                            frames, np.column_stack([values[k] for k in flags]), interpolation="CONSTANT")
+        _key_figures(action, armature, frames, report)
     except BaseException:
         bpy.data.actions.remove(action)
         if previous is not None:
@@ -290,3 +278,95 @@ def report_text(report):
 def json_report(report):
     """The report without per-frame arrays, for JSON."""
     return {k: v for k, v in report.items() if k != "per_frame"}
+
+
+# ---------------------------------------------------------------------------
+# Baking onto another rig: retarget each frame, then plant the feet again
+
+
+def needs_retarget(armature, skeleton):
+    """True when ``armature`` is not the database's own skeleton."""
+    return any(n not in armature.data.bones for n in skeleton.names)
+
+
+def source_armature(context):
+    """The armature the database's actions play on (for its mapping and T-pose)."""
+    for e in context.scene.motion_matching.entries:
+        if e.armature is not None:
+            return e.armature
+    raise MotionMatchingError("Baking onto another rig needs the database's own armature in the scene "
+                              "(its bone mapping and T-pose): it is gone.")
+
+
+def write_retargeted(context, target, skeleton, frames, locs, rots, report, settings, name="MM_Bake"):
+    """Retarget the baked frames onto ``target`` (core.retarget through the
+    T-pose correspondence), enforce the database's foot contacts again on the
+    target's own legs (foot lock + two-joint IK), and key the result with the
+    per-frame figures. Returns (action, warnings)."""
+    from . import retarget_bridge
+
+    source = source_armature(context)
+    setup = retarget_bridge.plan_for(context, source, target)
+    pose = core_bake._pose(skeleton, locs, rots)
+    result = retarget_bridge.retarget_pose(setup, pose)
+    tgt = setup.target
+    names = list(tgt.names)
+    J = len(names)
+    t_locs = np.zeros((len(frames), J, 3))
+    t_rots = np.zeros((len(frames), J, 4))
+    t_rots[..., 0] = 1.0
+    t_locs[:, result.located] = result.locations
+    t_rots[:, result.keyed] = result.rotations
+    legs = []
+    tmap = setup.target_map
+    for side in ("Left", "Right"):
+        chain = [tmap.get(side + k) for k in ("UpperLeg", "LowerLeg", "Foot", "Toes")]
+        if all(chain):
+            legs.append(tuple(names.index(b) for b in chain))
+    warnings = list(getattr(setup, "warnings", []))
+    keyed = set(int(j) for j in result.keyed)
+    if len(legs) == 2 and all(j in keyed for leg in legs for j in leg[:3]) and not getattr(setup.plan, "overridden", None):
+        t_skel = core_bake.Skeleton(names=names, parents=np.asarray(tgt.parents),
+                                    offsets=armature_data.rest_offsets(target.data, names),
+                                    root=0, hips=names.index(tmap["Hips"]), legs=legs)
+        yaw = report["per_frame"]["root_yaw"]
+        root_quat = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), yaw)
+        floor = _target_floor(t_skel, t_locs, t_rots, report["per_frame"]["contact"])
+        fset = dataclasses.replace(settings, toe_floor=floor)
+        sfps = report["fps"]
+        t_rots, locked, count, _toes = core_bake._foot_lock(t_skel, t_locs, t_rots, report["per_frame"]["contact"],
+                                                            root_quat, 1.0 / sfps, fset)
+        report["target_foot_locks"] = int(count)
+        result.rotations = tf.quat_unroll(t_rots[:, result.keyed], axis=0)
+    else:
+        warnings.append("the target's legs are not all mapped (hip, knee, ankle, toes), so its feet were not "
+                        "planted again")
+    action, _switched = retarget_bridge.write_action(target, setup, result, frames, name)
+    _key_figures(action, target, frames, report)
+    report["retargeted_onto"] = target.name
+    return action, warnings
+
+
+def _target_floor(t_skel, t_locs, t_rots, contacts):
+    """The target's planted toe height (median over contact frames), less 1 cm."""
+    pose = core_bake._pose(t_skel, t_locs, t_rots)
+    z = np.stack([pose[:, leg[3], 2, 3] for leg in t_skel.legs], axis=1)
+    return metrics.planted_height(z.ravel(), np.asarray(contacts).ravel()) - 0.01
+
+
+def _key_figures(action, armature, frames, report):
+    per = report["per_frame"]
+    values = {
+        "mm_match_cost": per["match_cost"], "mm_jump": per["jump"].astype(float),
+        "mm_contact_left": per["contact"][:, 0].astype(float), "mm_contact_right": per["contact"][:, 1].astype(float),
+        "mm_lock_left": per["lock"][:, 0].astype(float), "mm_lock_right": per["lock"][:, 1].astype(float),
+        "mm_tracking_error": per["tracking_error"],
+    }
+    for key in FIGURES:
+        armature[key] = 0.0
+    smooth = (FIGURES[0], FIGURES[-1])
+    compat.write_curves(action, armature, [('["%s"]' % k, 0, "Motion Matching") for k in smooth],
+                        frames, np.column_stack([values[k] for k in smooth]))
+    flags = FIGURES[1:-1]
+    compat.write_curves(action, armature, [('["%s"]' % k, 0, "Motion Matching") for k in flags],
+                        frames, np.column_stack([values[k] for k in flags]), interpolation="CONSTANT")

@@ -11,6 +11,8 @@ from bpy.props import (
     IntProperty, PointerProperty, StringProperty,
 )
 
+from .retarget_props import MOTION_MATCHING_PG_bone_map, MOTION_MATCHING_PG_retarget
+
 
 def _mark_stale(self, context):
     scene = getattr(context, "scene", None)
@@ -35,6 +37,9 @@ class MOTION_MATCHING_PG_armature(bpy.types.PropertyGroup):
                                  subtype="FILE_PATH")
     tpose: CollectionProperty(type=MOTION_MATCHING_PG_tpose_bone,
                               description="World rotations of each joint in T-pose, for retargeting")
+    bone_map: CollectionProperty(type=MOTION_MATCHING_PG_bone_map,
+                                 description="Canonical humanoid joint -> bone, for retargeting")
+    active_bone_map: IntProperty(name="Active Joint", default=0)
 
 
 class MOTION_MATCHING_PG_tag(bpy.types.PropertyGroup):
@@ -147,9 +152,12 @@ class MOTION_MATCHING_PG_scene(bpy.types.PropertyGroup):
     database_stale: BoolProperty(name="Database Stale", default=False,
                                  description="An action or a setting changed since the database was built")
     database_summary: StringProperty(name="Database", default="")
+    retarget: PointerProperty(type=MOTION_MATCHING_PG_retarget)
 
 
 CLASSES = (
+    MOTION_MATCHING_PG_bone_map,
+    MOTION_MATCHING_PG_retarget,
     MOTION_MATCHING_PG_tpose_bone,
     MOTION_MATCHING_PG_armature,
     MOTION_MATCHING_PG_tag,

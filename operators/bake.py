@@ -143,7 +143,13 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
             result, frames, _t, locs, rots, skeleton, report = bake_bridge.run(
                 context, ctrl, target, self.settings(), tag_query=query, frame_start=fs, frame_end=fe,
                 progress=lambda f: wm.progress_update(int(100 * f)))
-            bake_bridge.write(target, skeleton, frames, locs, rots, report)
+            if bake_bridge.needs_retarget(target, skeleton):
+                _action, warnings = bake_bridge.write_retargeted(context, target, skeleton, frames, locs, rots,
+                                                                 report, self.settings())
+                for w in warnings:
+                    self.report({"WARNING"}, "Retargeted onto %s: %s." % (target.name, w))
+            else:
+                bake_bridge.write(target, skeleton, frames, locs, rots, report)
         except MotionMatchingError as ex:
             self.report({"ERROR"}, str(ex))
             return {"CANCELLED"}

@@ -281,7 +281,7 @@ def main(argv=None):
             call(bpy.ops.motion_matching.export_baked, filepath=path, format=fmt, armature=target.name)
             exports.append(path)
         report["lock_frames"] = _lock_frames(target)
-        report["toe_bones"] = _toe_bones(bpy.context.scene)
+        report["toe_bones"] = _toe_bones(bpy.context.scene, target)
         pictures = render_pictures(args, target, controller, report)
         bpy.ops.wm.save_as_mainfile(filepath=os.path.join(args.out, "demo.blend"))
         print(bridge.report_text(report))
@@ -314,7 +314,11 @@ def _lock_frames(target):
     return sorted(out)
 
 
-def _toe_bones(scene):
+def _toe_bones(scene, target):
+    """The target's toe bones: its retarget mapping, else the database's feature bones."""
+    mapped = {item.name: item.bone for item in target.data.motion_matching.bone_map if item.bone}
+    if mapped.get("LeftToes") and mapped.get("RightToes"):
+        return [mapped["LeftToes"], mapped["RightToes"]]
     store = __import__(addon_session.MODULE + ".motion_matching_addon.database_store", fromlist=["load"])
     _db, arrays = store.load(scene)
     bones = json.loads(str(arrays["feature_bones_json"]))
