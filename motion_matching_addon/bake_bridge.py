@@ -109,8 +109,13 @@ def search_index(db, arrays):
 
 
 def run(context, controller, armature, settings, tag_query="", frame_start=None, frame_end=None,
-        progress=None):
-    """Simulate and return everything needed to key the result (no data written)."""
+        progress=None, path_scale=1.0):
+    """Simulate and return everything needed to key the result (no data written).
+
+    ``path_scale``: when the result will be retargeted onto a character of
+    another size (positions scaled by it), the database skeleton walks the path
+    divided by it, so the retargeted character walks the path itself; distances
+    in the report are given in the target's size."""
     scene = context.scene
     t0 = time.perf_counter()
     db, arrays, note = ensure_database(context)
@@ -127,7 +132,7 @@ def run(context, controller, armature, settings, tag_query="", frame_start=None,
     ctrl_world, facing = sample_controller(context, controller, sim_frames)
     # Into the armature's space (the bake works there).
     inv = np.linalg.inv(np.asarray(armature.matrix_world, dtype=np.float64))
-    ctrl = ctrl_world @ inv[:3, :3].T + inv[:3, 3]
+    ctrl = (ctrl_world @ inv[:3, :3].T + inv[:3, 3]) / path_scale
     if facing is not None:
         f3 = np.column_stack([facing, np.zeros(len(facing))]) @ inv[:3, :3].T
         facing = f3[:, :2] / np.maximum(np.linalg.norm(f3[:, :2], axis=1, keepdims=True), 1e-12)
@@ -146,16 +151,16 @@ def run(context, controller, armature, settings, tag_query="", frame_start=None,
     times = (frames - fs) / sfps
     locs, rots = core_bake.resample(result, times)
     sim_seconds = time.perf_counter() - t0
-    report = figures(db, arrays, skeleton, result, frames, times, sfps, fps, settings, sim_seconds)
+    report = figures(db, arrays, skeleton, result, frames, times, sfps, fps, settings, sim_seconds, path_scale)
     report["note"] = note
     return result, frames, times, locs, rots, skeleton, report
 
 
-def figures(db, arrays, skeleton, result, frames, times, sfps, fps, settings, seconds):
+def figures(db, arrays, skeleton, result, frames, times, sfps, fps, settings, seconds, path_scale=1.0):
     """The report's numbers (see README, 'Bake report')."""
     at = core_bake.step_index(result, times)
     ctrl = result.controller
-    track, track_mean, track_max = metrics.tracking(result.root_pos, ctrl)
+    track, track_mean, track_max = metrics.tracking(result.root_pos * path_scale, ctrl * path_scale)
     contacts = db.contacts if db.contacts is not None else np.zeros((db.num_rows, 2), dtype=bool)
     raw_root = np.asarray(arrays["root_positions"])
     pose = core_bake._pose(skeleton, result.locations, result.rotations)
@@ -190,7 +195,7 @@ def figures(db, arrays, skeleton, result, frames, times, sfps, fps, settings, se
         "worst_moments": [{"frame": f, "cost": c} for f, c in worst],
         "bake_seconds": float(seconds),
         "real_time_factor": float(duration / seconds) if seconds > 0 else 0.0,
-        "final_distance_m": float(np.linalg.norm(result.root_pos[-1, :2] - ctrl[-1, :2])),
+        "final_distance_m": float(path_scale * np.linalg.norm(result.root_pos[-1, :2] - ctrl[-1, :2])),
         "per_frame": {
             "match_cost": result.cost[at], "jump": _any_between(result.jumped, at),
             "contact": result.contacts[at], "lock": result.locked[at], "tracking_error": track[at],
@@ -298,15 +303,20 @@ def source_armature(context):
                               "(its bone mapping and T-pose): it is gone.")
 
 
-def write_retargeted(context, target, skeleton, frames, locs, rots, report, settings, name="MM_Bake"):
+def retarget_setup(context, target):
+    """The retarget plan from the database's armature onto ``target``."""
+    from . import retarget_bridge
+
+    return retarget_bridge.plan_for(context, source_armature(context), target)
+
+
+def write_retargeted(context, target, skeleton, frames, locs, rots, report, settings, setup, name="MM_Bake"):
     """Retarget the baked frames onto ``target`` (core.retarget through the
     T-pose correspondence), enforce the database's foot contacts again on the
     target's own legs (foot lock + two-joint IK), and key the result with the
     per-frame figures. Returns (action, warnings)."""
     from . import retarget_bridge
 
-    source = source_armature(context)
-    setup = retarget_bridge.plan_for(context, source, target)
     pose = core_bake._pose(skeleton, locs, rots)
     result = retarget_bridge.retarget_pose(setup, pose)
     tgt = setup.target

@@ -140,12 +140,19 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         try:
             ctrl = _controller(context, self.controller)
             target = _target(context, self.armature)
+            _db, arrays, _note = bake_bridge.ensure_database(context)
+            setup = None
+            if bake_bridge.needs_retarget(target, bake_bridge.skeleton_of(arrays)):
+                setup = bake_bridge.retarget_setup(context, target)
             result, frames, _t, locs, rots, skeleton, report = bake_bridge.run(
                 context, ctrl, target, self.settings(), tag_query=query, frame_start=fs, frame_end=fe,
-                progress=lambda f: wm.progress_update(int(100 * f)))
-            if bake_bridge.needs_retarget(target, skeleton):
+                progress=lambda f: wm.progress_update(int(100 * f)),
+                path_scale=setup.plan.scale if setup else 1.0)
+            if _note and not report["note"]:
+                report["note"] = _note
+            if setup is not None:
                 _action, warnings = bake_bridge.write_retargeted(context, target, skeleton, frames, locs, rots,
-                                                                 report, self.settings())
+                                                                 report, self.settings(), setup)
                 for w in warnings:
                     self.report({"WARNING"}, "Retargeted onto %s: %s." % (target.name, w))
             else:
