@@ -4,19 +4,19 @@ import bpy
 from bpy.app.handlers import persistent
 
 from . import database_build, database_store
+from .properties import mark_stale
 
 
 def check_stale(scene):
     """Compare the stored database's fingerprint with the scene's inputs now;
     mark the database stale (and return True) when they differ."""
-    settings = scene.motion_matching
     if not database_store.has_database(scene):
         return False
     _db, arrays = database_store.load(scene)
     stored = str(arrays["fingerprint"]) if "fingerprint" in arrays else ""
     stale = stored != database_build.fingerprint(scene)
-    if stale and not settings.database_stale:
-        settings.database_stale = True
+    if stale:
+        mark_stale(scene)
     return stale
 
 
@@ -30,7 +30,7 @@ def on_depsgraph_update(scene, depsgraph):
         return
     for update in depsgraph.updates:
         if isinstance(update.id, bpy.types.Action) and update.id.name in listed:
-            settings.database_stale = True
+            mark_stale(scene)
             return
 
 

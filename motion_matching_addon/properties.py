@@ -14,11 +14,15 @@ from bpy.props import (
 from .retarget_props import MOTION_MATCHING_PG_bone_map, MOTION_MATCHING_PG_retarget
 
 
-def _mark_stale(self, context):
-    scene = getattr(context, "scene", None)
+def mark_stale(scene):
+    """Say that the scene's database no longer matches its inputs (if it has one)."""
     settings = getattr(scene, "motion_matching", None) if scene else None
-    if settings is not None and settings.database_built:
+    if settings is not None and settings.database_built and not settings.database_stale:
         settings.database_stale = True
+
+
+def _mark_stale(self, context):
+    mark_stale(getattr(context, "scene", None))
 
 
 class MOTION_MATCHING_PG_tpose_bone(bpy.types.PropertyGroup):

@@ -9,6 +9,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 from ..core.errors import MotionMatchingError
 from ..core.features import Database
 from ..motion_matching_addon import database_build, database_store
+from ..motion_matching_addon.properties import mark_stale
 
 
 def _settings(context):
@@ -44,8 +45,7 @@ class MOTION_MATCHING_OT_database_add_action(bpy.types.Operator):
             entry.armature = obj
             added += 1
         settings.active_entry = len(settings.entries) - 1
-        if settings.database_built:
-            settings.database_stale = True
+        mark_stale(context.scene)
         self.report({"INFO"}, "Added %d action%s to the database list." % (added, "" if added == 1 else "s"))
         return {"FINISHED"}
 
@@ -69,8 +69,7 @@ class MOTION_MATCHING_OT_database_remove_action(bpy.types.Operator):
         settings = _settings(context)
         settings.entries.remove(settings.active_entry)
         settings.active_entry = max(0, min(settings.active_entry, len(settings.entries) - 1))
-        if settings.database_built:
-            settings.database_stale = True
+        mark_stale(context.scene)
         return {"FINISHED"}
 
 

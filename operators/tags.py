@@ -10,6 +10,7 @@ from bpy_extras.io_utils import ImportHelper
 from ..core import tags as core_tags
 from ..core.errors import MotionMatchingError
 from ..motion_matching_addon import database_build, database_search, database_store
+from ..motion_matching_addon.properties import mark_stale
 
 
 def _action(context):
@@ -27,9 +28,7 @@ def _action_poll(cls, context):
 
 
 def _mark_stale(context):
-    settings = context.scene.motion_matching
-    if settings.database_built:
-        settings.database_stale = True
+    mark_stale(context.scene)
 
 
 def _next_move(context, action):
