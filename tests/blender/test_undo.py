@@ -21,7 +21,8 @@ def _state(obj_name=None):
         pose = tuple(round(v, 6) for pb in obj.pose.bones for v in pb.matrix.translation)
         pose += (len(obj.data.bones), obj.animation_data.action.name if obj.animation_data and obj.animation_data.action else "")
         pose += (len(obj.animation_data.action.motion_matching.tags) if obj.animation_data and obj.animation_data.action else 0,)
-        pose += (len(obj.data.motion_matching.tpose),)
+        pose += (len(obj.data.motion_matching.tpose),
+                 tuple((i.name, i.bone) for i in obj.data.motion_matching.bone_map))
     return (len(bpy.data.objects), len(bpy.data.actions), "motion_matching_database" in scene,
             len(scene.motion_matching.entries), pose)
 
@@ -43,7 +44,7 @@ def test_data_changing_operators_support_undo():
     changing = ["import_bvh", "add_virtual_root", "load_tpose", "tag_add", "tag_remove", "auto_tag",
                 "tags_from_markers", "import_dance_card", "database_add_action", "database_remove_action",
                 "reset_features", "build_database", "import_database", "add_controller",
-                "add_scenario_controller", "bake"]
+                "add_scenario_controller", "bake", "auto_map_bones", "load_bone_map", "make_tpose", "retarget"]
     for name in changing:
         cls = getattr(bpy.types, "MOTION_MATCHING_OT_" + name)
         assert "UNDO" in cls.bl_options and "REGISTER" in cls.bl_options, name
@@ -70,3 +71,9 @@ def test_undo_after_each_operator():
         scene.frame_current = 50
         scene.frame_end = 120
         _undoable(ops.bake, name)
+        # Retarget the take onto a second skeleton (the T-pose file's armature).
+        assert ops.import_bvh(filepath=SAMPLE_TPOSE, global_scale=0.01) == {"FINISHED"}
+        target = bpy.context.active_object.name
+        bpy.ops.ed.undo_push(message="target")
+        _undoable(ops.auto_map_bones, target)
+        _undoable(ops.retarget, target, source=name, target=target)
