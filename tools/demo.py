@@ -43,6 +43,7 @@ def parse(argv):
     ap.add_argument("--fps", type=float, default=24.0)
     ap.add_argument("--tiles", type=int, default=8, help="frames on the contact sheet")
     ap.add_argument("--no-video", action="store_true", help="skip the MP4")
+    ap.add_argument("--video-frames", type=int, default=0, help="only the first N frames in the MP4 (0: all)")
     return ap.parse_args(argv)
 
 
@@ -151,11 +152,20 @@ def render_pictures(args, target, controller, report):
     written = [out.filepath_raw]
     if not args.no_video:
         scene.render.resolution_x, scene.render.resolution_y = 480, 270
-        scene.render.image_settings.file_format = "FFMPEG"
+        settings = scene.render.image_settings
+        if hasattr(settings, "media_type"):   # Blender 5.0 sorts formats into image and video
+            settings.media_type = "VIDEO"
+        settings.file_format = "FFMPEG"
         scene.render.ffmpeg.format = "MPEG4"
         scene.render.ffmpeg.codec = "H264"
         scene.render.filepath = os.path.join(args.out, "demo_")
-        bpy.ops.render.render(animation=True)
+        end = scene.frame_end
+        if args.video_frames:
+            scene.frame_end = min(end, scene.frame_start + args.video_frames - 1)
+        try:
+            bpy.ops.render.render(animation=True)
+        finally:
+            scene.frame_end = end
         written += [os.path.join(args.out, f) for f in os.listdir(args.out) if f.endswith(".mp4")]
     return written
 

@@ -33,10 +33,11 @@ def test_readme_walkthrough_runs_as_written(tmp_path):
 def test_demo_command(tmp_path):
     out = tmp_path / "demo"
     proc = subprocess.run([sys.executable, os.path.join(REPO, "tools", "demo.py"), "--out", str(out),
-                           "--no-video", "--tiles", "4"], cwd=REPO, capture_output=True, text=True,
+                           "--video-frames", "6", "--tiles", "4"], cwd=REPO, capture_output=True, text=True,
                           timeout=600, env=_env())
     assert proc.returncode == 0, proc.stderr[-3000:]
-    for name in ("contact_sheet.png", "baked.bvh", "baked.glb", "report.json", "coverage.json", "demo.blend"):
+    for name in ("contact_sheet.png", "baked.bvh", "baked.glb", "report.json", "coverage.json", "demo.blend",
+                 "demo_0001-0006.mp4"):
         assert (out / name).is_file() and (out / name).stat().st_size > 1000, name
     assert "tracking error" in proc.stdout and "worst moments" in proc.stdout
     report = json.loads((out / "report.json").read_text())
