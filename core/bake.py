@@ -185,9 +185,21 @@ def _wrap(a):
     return (a + np.pi) % (2.0 * np.pi) - np.pi
 
 
-def bake(db, pose_locations, pose_rotations, skeleton, controller_pos, controller_facing,
-         settings=None, allowed=None, index=None, root_positions=None, root_quats=None,
-         toe_speeds=None, progress=None):
+def bake(*args, progress=None, **kwargs):
+    """Run :func:`bake_steps` to the end; ``progress`` (optional) gets the fraction done."""
+    steps = bake_steps(*args, **kwargs)
+    while True:
+        try:
+            fraction = next(steps)
+        except StopIteration as done:
+            return done.value
+        if progress is not None:
+            progress(fraction)
+
+
+def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, controller_facing,
+               settings=None, allowed=None, index=None, root_positions=None, root_quats=None,
+               toe_speeds=None):
     """Run motion matching along ``controller_pos`` (S, 3), sampled every
     1/fps seconds of the database, in the armature's space.
 
@@ -198,6 +210,9 @@ def bake(db, pose_locations, pose_rotations, skeleton, controller_pos, controlle
     ``toe_speeds`` (N, 2): each row's toe speeds in the take; when given, a toe
     locks when the data says it is planted and still there (rather than when the
     baked toe, which the path's corrections may be dragging, is still).
+
+    A generator: it yields the fraction done now and then (so a caller can show
+    progress or stop early) and returns the :class:`BakeResult`.
     """
     settings = settings or BakeSettings()
     settings.check()
@@ -260,8 +275,8 @@ def bake(db, pose_locations, pose_rotations, skeleton, controller_pos, controlle
     ratio, clamp, clamp_a = settings.adjustment_ratio, settings.clamp_distance, settings.clamp_angle
     alpha = 1.0 - np.exp(-np.log(2.0) / settings.adjustment_halflife * dt)
     for s in range(S):
-        if progress is not None and s % 256 == 0:
-            progress(s / S)
+        if s % 256 == 0:
+            yield 0.8 * s / S
         if cur is not None:
             # Advance along the row being left: its own root motion, in our frame.
             c, sn = np.cos(yaw), np.sin(yaw)
@@ -354,8 +369,7 @@ def bake(db, pose_locations, pose_rotations, skeleton, controller_pos, controlle
         rots, locked, lock_count, toes = _foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings,
                                                     speeds)
     rots = tf.quat_unroll(tf.quat_normalize(rots), axis=0)
-    if progress is not None:
-        progress(1.0)
+    yield 1.0
     return BakeResult(dt=dt, locations=locs, rotations=rots, rows=rows, searched=searched, jumped=jumped,
                       cost=cost, contacts=contacts, locked=locked, lock_count=lock_count,
                       root_pos=root_pos, root_quat=root_quat, sim_pos=sim_pos, controller=ctrl, toes=toes)

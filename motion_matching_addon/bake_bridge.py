@@ -108,14 +108,27 @@ def search_index(db, arrays):
     return idx
 
 
-def run(context, controller, armature, settings, tag_query="", frame_start=None, frame_end=None,
-        progress=None, path_scale=1.0):
+def run(*args, progress=None, **kwargs):
+    """:func:`run_steps` to the end; ``progress`` (optional) gets the fraction done."""
+    steps = run_steps(*args, **kwargs)
+    while True:
+        try:
+            fraction = next(steps)
+        except StopIteration as done:
+            return done.value
+        if progress is not None:
+            progress(fraction)
+
+
+def run_steps(context, controller, armature, settings, tag_query="", frame_start=None, frame_end=None,
+              path_scale=1.0):
     """Simulate and return everything needed to key the result (no data written).
 
     ``path_scale``: when the result will be retargeted onto a character of
     another size (positions scaled by it), the database skeleton walks the path
     divided by it, so the retargeted character walks the path itself; distances
-    in the report are given in the target's size."""
+    in the report are given in the target's size. A generator yielding the
+    fraction done; a caller may stop it early, nothing is written here."""
     scene = context.scene
     t0 = time.perf_counter()
     db, arrays, note = ensure_database(context)
@@ -142,11 +155,11 @@ def run(context, controller, armature, settings, tag_query="", frame_start=None,
         toes_z = np.asarray(arrays["toe_positions"])[:, :, 2]
         settings = dataclasses.replace(
             settings, toe_floor=metrics.planted_height(toes_z.ravel(), db.contacts.ravel()) - 0.01)
-    result = core_bake.bake(
+    result = yield from core_bake.bake_steps(
         db, np.asarray(arrays["pose_locations"]), np.asarray(arrays["pose_rotations"]), skeleton,
         ctrl, facing, settings=settings, allowed=allowed, index=search_index(db, arrays),
         root_positions=np.asarray(arrays["root_positions"]), root_quats=np.asarray(arrays["root_quats"]),
-        toe_speeds=toe_speeds(db, arrays) if settings.lock_on_data else None, progress=progress)
+        toe_speeds=toe_speeds(db, arrays) if settings.lock_on_data else None)
     frames = np.arange(fs, fe + 1, dtype=np.float64)
     times = (frames - fs) / sfps
     locs, rots = core_bake.resample(result, times)

@@ -1,6 +1,7 @@
 """motion_matching.bake: motion matching along the controller, baked to keys."""
 
 import json
+import time
 
 import bpy
 from bpy.props import BoolProperty, FloatProperty, IntProperty, StringProperty
@@ -129,40 +130,36 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
             lock_on_data=self.lock_on_data,
             lock_blend_halflife=self.lock_blend_halflife, unlock_distance=self.unlock_distance)
 
-    def execute(self, context):
-        wm = context.window_manager
+    def _start(self, context):
+        """Check the input and return (steps generator, target, setup)."""
         scene = context.scene
-        frame = scene.frame_current
         fs = self.frame_start or scene.frame_start
         fe = self.frame_end or scene.frame_end
         query = self.tag_query or scene.motion_matching.tag_query
-        wm.progress_begin(0, 100)
-        try:
-            ctrl = _controller(context, self.controller)
-            target = _target(context, self.armature)
-            _db, arrays, _note = bake_bridge.ensure_database(context)
-            setup = None
-            if bake_bridge.needs_retarget(target, bake_bridge.skeleton_of(arrays)):
-                setup = bake_bridge.retarget_setup(context, target)
-            result, frames, _t, locs, rots, skeleton, report = bake_bridge.run(
-                context, ctrl, target, self.settings(), tag_query=query, frame_start=fs, frame_end=fe,
-                progress=lambda f: wm.progress_update(int(100 * f)),
-                path_scale=setup.plan.scale if setup else 1.0)
-            if _note and not report["note"]:
-                report["note"] = _note
-            if setup is not None:
-                _action, warnings = bake_bridge.write_retargeted(context, target, skeleton, frames, locs, rots,
-                                                                 report, self.settings(), setup)
-                for w in warnings:
-                    self.report({"WARNING"}, "Retargeted onto %s: %s." % (target.name, w))
-            else:
-                bake_bridge.write(target, skeleton, frames, locs, rots, report)
-        except MotionMatchingError as ex:
-            self.report({"ERROR"}, str(ex))
-            return {"CANCELLED"}
-        finally:
-            wm.progress_end()
-            scene.frame_set(frame)
+        ctrl = _controller(context, self.controller)
+        target = _target(context, self.armature)
+        _db, arrays, note = bake_bridge.ensure_database(context)
+        setup = None
+        if bake_bridge.needs_retarget(target, bake_bridge.skeleton_of(arrays)):
+            setup = bake_bridge.retarget_setup(context, target)
+        steps = bake_bridge.run_steps(context, ctrl, target, self.settings(), tag_query=query, frame_start=fs,
+                                      frame_end=fe, path_scale=setup.plan.scale if setup else 1.0)
+        self._note = note
+        return steps, target, setup
+
+    def _finish(self, context, output, target, setup):
+        """Key the result, write the report; returns the operator's result."""
+        result, frames, _t, locs, rots, skeleton, report = output
+        if self._note and not report["note"]:
+            report["note"] = self._note
+        if setup is not None:
+            _action, warnings = bake_bridge.write_retargeted(context, target, skeleton, frames, locs, rots,
+                                                             report, self.settings(), setup)
+            for w in warnings:
+                self.report({"WARNING"}, "Retargeted onto %s: %s." % (target.name, w))
+        else:
+            bake_bridge.write(target, skeleton, frames, locs, rots, report)
+        scene = context.scene
         text = bake_bridge.report_text(report)
         block = bpy.data.texts.get("Motion Matching Bake") or bpy.data.texts.new("Motion Matching Bake")
         block.clear()
@@ -180,6 +177,78 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
                                             report["foot_locks"], 100 * report["tracking_error_max_m"],
                                             report["real_time_factor"], (" " + report["note"]) if report["note"] else ""))
         return {"FINISHED"}
+
+    def execute(self, context):
+        wm = context.window_manager
+        scene = context.scene
+        frame = scene.frame_current
+        wm.progress_begin(0, 100)
+        try:
+            steps, target, setup = self._start(context)
+            while True:
+                try:
+                    wm.progress_update(int(100 * next(steps)))
+                except StopIteration as done:
+                    output = done.value
+                    break
+            return self._finish(context, output, target, setup)
+        except MotionMatchingError as ex:
+            self.report({"ERROR"}, str(ex))
+            return {"CANCELLED"}
+        finally:
+            wm.progress_end()
+            scene.frame_set(frame)
+
+    # Interactive use: the bake runs a slice at a time on a timer, shows its
+    # progress in the status bar, and Esc stops it with nothing written.
+
+    def invoke(self, context, event):
+        if context.window is None:
+            return self.execute(context)
+        self._frame = context.scene.frame_current
+        try:
+            self._steps, self._target_obj, self._setup = self._start(context)
+        except MotionMatchingError as ex:
+            self.report({"ERROR"}, str(ex))
+            return {"CANCELLED"}
+        wm = context.window_manager
+        self._timer = wm.event_timer_add(0.01, window=context.window)
+        wm.progress_begin(0, 100)
+        wm.modal_handler_add(self)
+        context.workspace.status_text_set("Baking motion matching... Esc to cancel")
+        return {"RUNNING_MODAL"}
+
+    def _stop(self, context):
+        wm = context.window_manager
+        wm.event_timer_remove(self._timer)
+        wm.progress_end()
+        context.workspace.status_text_set(None)
+        self._steps.close()
+        context.scene.frame_set(self._frame)
+
+    def modal(self, context, event):
+        if event.type == "ESC":
+            self._stop(context)
+            self.report({"WARNING"}, "Bake cancelled: nothing was written.")
+            return {"CANCELLED"}
+        if event.type != "TIMER":
+            return {"PASS_THROUGH"}
+        try:
+            deadline = time.perf_counter() + 0.05
+            while time.perf_counter() < deadline:
+                context.window_manager.progress_update(int(100 * next(self._steps)))
+        except StopIteration as done:
+            self._stop(context)
+            try:
+                return self._finish(context, done.value, self._target_obj, self._setup)
+            except MotionMatchingError as ex:
+                self.report({"ERROR"}, str(ex))
+                return {"CANCELLED"}
+        except MotionMatchingError as ex:
+            self._stop(context)
+            self.report({"ERROR"}, str(ex))
+            return {"CANCELLED"}
+        return {"RUNNING_MODAL"}
 
 
 CLASSES = (MOTION_MATCHING_OT_bake,)

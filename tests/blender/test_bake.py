@@ -170,3 +170,19 @@ def test_static_and_too_fast_controllers(tmp_path):
     fast = _bake(tmp_path, "fast_report.json")
     assert fast["match_cost_max"] > report["match_cost_max"]
     assert fast["worst_moments"][0]["cost"] == pytest.approx(fast["match_cost_max"])
+
+
+def test_stopping_a_bake_early_writes_nothing(tmp_path):
+    """What Esc does in the interface: the step generator is closed half way."""
+    obj, ctrl = _setup()
+    bridge = H.addon_module("motion_matching_addon.bake_bridge")
+    core_bake = H.addon_module("core.bake")
+    actions = len(bpy.data.actions)
+    action = obj.animation_data.action
+    steps = bridge.run_steps(bpy.context, ctrl, obj, core_bake.BakeSettings())
+    fractions = [next(steps) for _ in range(2)]
+    assert 0.0 <= fractions[0] <= fractions[1] < 1.0
+    steps.close()
+    assert len(bpy.data.actions) == actions and obj.animation_data.action == action
+    assert bpy.ops.motion_matching.bake.get_rna_type().bl_rna is not None
+    assert hasattr(bpy.types.MOTION_MATCHING_OT_bake, "modal") and hasattr(bpy.types.MOTION_MATCHING_OT_bake, "invoke")
