@@ -181,13 +181,9 @@ def trajectory_queries(spec, sim_pos, sim_yaw, fps):
     return q
 
 
-def _wrap(a):
-    return (a + np.pi) % (2.0 * np.pi) - np.pi
-
-
-def bake(*args, progress=None, **kwargs):
-    """Run :func:`bake_steps` to the end; ``progress`` (optional) gets the fraction done."""
-    steps = bake_steps(*args, **kwargs)
+def run_to_end(steps, progress=None):
+    """Drive a step generator (one that yields fractions done and returns its
+    result) to the end; ``progress`` (optional) gets each fraction."""
     while True:
         try:
             fraction = next(steps)
@@ -195,6 +191,11 @@ def bake(*args, progress=None, **kwargs):
             return done.value
         if progress is not None:
             progress(fraction)
+
+
+def bake(*args, progress=None, **kwargs):
+    """Run :func:`bake_steps` to the end; ``progress`` (optional) gets the fraction done."""
+    return run_to_end(bake_steps(*args, **kwargs), progress)
 
 
 def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, controller_facing,
@@ -293,7 +294,7 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
                 ax, ay = ax * limit / max(mag, 1e-12), ay * limit / max(mag, 1e-12)
             px += ax
             py += ay
-            dyw = _wrap(sim_yaw[s] - yaw)
+            dyw = springs.wrap_angle(sim_yaw[s] - yaw)
             limit_a = ratio * abs(dyaw[cur])
             step_a = dyw * alpha
             yaw += float(np.clip(step_a, -limit_a, limit_a))
@@ -305,7 +306,7 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
         d = np.hypot(ex, ey)
         if d > clamp:
             px, py = ctrl[s, 0] + ex * clamp / d, ctrl[s, 1] + ey * clamp / d
-        dyw = _wrap(yaw - sim_yaw[s])
+        dyw = springs.wrap_angle(yaw - sim_yaw[s])
         if abs(dyw) > clamp_a:
             yaw = sim_yaw[s] + np.sign(dyw) * clamp_a
         # Search on schedule, at a clip end, or when the wanted motion changes sharply.

@@ -110,14 +110,7 @@ def search_index(db, arrays):
 
 def run(*args, progress=None, **kwargs):
     """:func:`run_steps` to the end; ``progress`` (optional) gets the fraction done."""
-    steps = run_steps(*args, **kwargs)
-    while True:
-        try:
-            fraction = next(steps)
-        except StopIteration as done:
-            return done.value
-        if progress is not None:
-            progress(fraction)
+    return core_bake.run_to_end(run_steps(*args, **kwargs), progress)
 
 
 def run_steps(context, controller, armature, settings, tag_query="", frame_start=None, frame_end=None,
@@ -212,7 +205,7 @@ def figures(db, arrays, skeleton, result, frames, times, sfps, fps, settings, se
         "per_frame": {
             "match_cost": result.cost[at], "jump": _any_between(result.jumped, at),
             "contact": result.contacts[at], "lock": result.locked[at], "tracking_error": track[at],
-            "root_yaw": 2.0 * np.arctan2(result.root_quat[at, 3], result.root_quat[at, 0]),
+            "root_yaw": core_bake._yaw_of(result.root_quat[at]),
         },
     }
 
@@ -232,15 +225,20 @@ def _any_between(flags, at):
     return (c[at + 1] - c[prev + 1]) > 0
 
 
+def check_skeleton(armature, skeleton):
+    """Refuse an armature that lacks bones of the database skeleton, naming them."""
+    missing = [n for n in skeleton.names if n not in armature.data.bones]
+    if missing:
+        raise MotionMatchingError("%s lacks bones of the database skeleton: %s." % (
+            armature.name, ", ".join(missing[:8]) + (" ..." if len(missing) > 8 else "")))
+
+
 def write(armature, skeleton, frames, locs, rots, report, name="MM_Bake"):
     """A new action on ``armature`` with every bone keyed on every frame, plus the
     per-frame figures as keyed custom properties. Returns the action; on failure
     nothing is left."""
     names = skeleton.names
-    missing = [n for n in names if n not in armature.data.bones]
-    if missing:
-        raise MotionMatchingError("%s lacks bones of the database skeleton: %s." % (
-            armature.name, ", ".join(missing[:8]) + (" ..." if len(missing) > 8 else "")))
+    check_skeleton(armature, skeleton)
     ad = armature.animation_data
     previous = ad.action if ad else None
     if previous is not None:

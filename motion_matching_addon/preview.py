@@ -41,11 +41,7 @@ def start(context, settings=None):
             context, ctrl, armature, settings or core_bake.BakeSettings(), tag_query=mm.tag_query)
     finally:
         scene.frame_set(frame)
-    missing = [n for n in skeleton.names if n not in armature.pose.bones]
-    if missing:
-        from ..core.errors import MotionMatchingError
-
-        raise MotionMatchingError("%s lacks bones of the database skeleton: %s." % (armature.name, ", ".join(missing[:5])))
+    bake_bridge.check_skeleton(armature, skeleton)
     ad = armature.animation_data or armature.animation_data_create()
     previous = ad.action
     if previous is not None:

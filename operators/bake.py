@@ -6,7 +6,7 @@ import time
 import bpy
 from bpy.props import BoolProperty, FloatProperty, IntProperty, StringProperty
 
-from ..core.bake import BakeSettings
+from ..core.bake import BakeSettings, run_to_end
 from ..core.errors import MotionMatchingError
 from ..motion_matching_addon import bake_bridge
 
@@ -185,12 +185,7 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         wm.progress_begin(0, 100)
         try:
             steps, target, setup = self._start(context)
-            while True:
-                try:
-                    wm.progress_update(int(100 * next(steps)))
-                except StopIteration as done:
-                    output = done.value
-                    break
+            output = run_to_end(steps, lambda f: wm.progress_update(int(100 * f)))
             return self._finish(context, output, target, setup)
         except MotionMatchingError as ex:
             self.report({"ERROR"}, str(ex))
