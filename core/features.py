@@ -561,11 +561,6 @@ def denormalize(z, norm, weights):
 # -------------------------------------------------------------------------- database
 
 
-_REQUIRED_KEYS = ("format_version", "spec_json", "features", "raw", "norm_mean", "norm_scale",
-                  "clip_index", "frame_index", "valid", "excluded", "clip_names", "clip_fps",
-                  "clip_offsets")
-
-
 @dataclass
 class Database:
     """Every frame of every clip as one row, clips one after another.
@@ -632,58 +627,37 @@ class Database:
         return out
 
     @classmethod
-    def from_arrays(cls, arrays):
-        """Inverse of :meth:`to_arrays`; accepts a dict or an opened ``.npz``."""
+    def from_arrays(cls, arrays, check=True):
+        """Inverse of :meth:`to_arrays`; accepts a dict or an opened ``.npz``.
+
+        The arrays are first checked completely (:mod:`core.database_check`: every
+        key, kind, shape and cross-length, finite values, index ranges, the feature
+        set), raising :class:`FeatureError` with a sentence. ``check=False`` is for
+        arrays already checked that way."""
+        if check:
+            from .database_check import check_arrays
+
+            arrays, _sizes, spec = check_arrays(arrays, complete=False)
+        else:
+            spec = FeatureSpec.from_json(str(np.asarray(arrays["spec_json"])[()]))
         keys = set(arrays.keys())
-        missing = [k for k in _REQUIRED_KEYS if k not in keys]
-        if missing:
-            raise FeatureError(
-                "The stored database is incomplete; it lacks: " + ", ".join(missing) + ".")
-        version = int(np.asarray(arrays["format_version"]))
-        if version != DATABASE_FORMAT_VERSION:
-            raise FeatureError(
-                f"The stored database uses format {version}; this version of the add-on "
-                f"reads format {DATABASE_FORMAT_VERSION}. Rebuild the database.")
-        spec = FeatureSpec.from_json(str(np.asarray(arrays["spec_json"])[()]))
-        features = np.asarray(arrays["features"], dtype=np.float32)
-        n, d = features.shape if features.ndim == 2 else (-1, -1)
-        if d != spec.dim:
-            raise FeatureError(
-                f"The stored features have shape {features.shape} but the stored feature set "
-                f"has {spec.dim} columns.")
-        clip_names = [str(s) for s in np.asarray(arrays["clip_names"]).reshape(-1)]
-        clip_offsets = np.asarray(arrays["clip_offsets"], dtype=np.int64)
         db = cls(
             spec=spec,
             norm=Normalization(mean=np.asarray(arrays["norm_mean"], dtype=np.float64),
                                scale=np.asarray(arrays["norm_scale"], dtype=np.float64)),
-            features=features,
+            features=np.asarray(arrays["features"], dtype=np.float32),
             raw=np.asarray(arrays["raw"], dtype=np.float64),
             clip_index=np.asarray(arrays["clip_index"], dtype=np.int32),
             frame_index=np.asarray(arrays["frame_index"], dtype=np.int32),
             valid=np.asarray(arrays["valid"], dtype=bool),
             excluded=np.asarray(arrays["excluded"], dtype=bool),
-            clip_names=clip_names,
+            clip_names=[str(s) for s in np.asarray(arrays["clip_names"]).reshape(-1)],
             clip_fps=np.asarray(arrays["clip_fps"], dtype=np.float64),
-            clip_offsets=clip_offsets,
+            clip_offsets=np.asarray(arrays["clip_offsets"], dtype=np.int64),
         )
         if "contacts" in keys:
             db.contacts = np.asarray(arrays["contacts"], dtype=bool)
-            joints = (["", ""] if "contact_joints" not in keys
-                      else [str(s) for s in np.asarray(arrays["contact_joints"]).reshape(-1)])
-            db.contact_joints = tuple(joints)
-        shapes_ok = (
-            db.raw.shape == (n, d) and db.norm.mean.shape == (d,) and db.norm.scale.shape == (d,)
-            and all(a.shape == (n,) for a in (db.clip_index, db.frame_index, db.valid, db.excluded))
-            and db.clip_fps.shape == (len(clip_names),)
-            and clip_offsets.shape == (len(clip_names) + 1,)
-            and (len(clip_offsets) == 0 or clip_offsets[-1] == n)
-            and (db.contacts is None or db.contacts.shape == (n, 2))
-        )
-        if not shapes_ok:
-            raise FeatureError(
-                "The stored database is inconsistent: its arrays do not agree in size. "
-                "Rebuild the database.")
+            db.contact_joints = tuple(str(s) for s in np.asarray(arrays["contact_joints"]).reshape(-1))
         return db
 
 

@@ -20,8 +20,6 @@ from . import armature_data, compat, database_build, database_search, database_s
 FIGURES = ("mm_match_cost", "mm_jump", "mm_contact_left", "mm_contact_right",
            "mm_lock_left", "mm_lock_right", "mm_tracking_error")
 
-_index_cache = {}
-
 
 def scene_fps(scene):
     return scene.render.fps / scene.render.fps_base
@@ -100,12 +98,9 @@ def toe_speeds(db, arrays):
 
 
 def search_index(db, arrays):
-    key = str(arrays["fingerprint"]) + str(db.features.shape)
-    idx = _index_cache.get(key)
-    if idx is None:
-        _index_cache.clear()
-        idx = _index_cache[key] = SearchIndex(db.features)
-    return idx
+    """The search index of the scene's database, built once per stored bytes
+    (cached with the parsed database, see database_store.derived)."""
+    return database_store.derived(db, "search_index", lambda: SearchIndex(db.features))
 
 
 def run(*args, progress=None, **kwargs):

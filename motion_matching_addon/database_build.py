@@ -14,10 +14,9 @@ import numpy as np
 from ..core import features as ft
 from ..core import transforms as tf
 from ..core import virtual_root as vr
+from ..core.database_check import ADDON_FORMAT
 from ..core.errors import MotionMatchingError
 from . import armature_data, compat
-
-ADDON_FORMAT = "motion_matching.database/1"
 
 
 def scene_fps(scene):

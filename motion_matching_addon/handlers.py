@@ -34,11 +34,21 @@ def on_depsgraph_update(scene, depsgraph):
             return
 
 
+@persistent
+def on_load_pre(*_args):
+    # Parsed databases and search indexes belong to the file that made them.
+    database_store.forget()
+
+
 def register():
     if on_depsgraph_update not in bpy.app.handlers.depsgraph_update_post:
         bpy.app.handlers.depsgraph_update_post.append(on_depsgraph_update)
+    if on_load_pre not in bpy.app.handlers.load_pre:
+        bpy.app.handlers.load_pre.append(on_load_pre)
 
 
 def unregister():
     if on_depsgraph_update in bpy.app.handlers.depsgraph_update_post:
         bpy.app.handlers.depsgraph_update_post.remove(on_depsgraph_update)
+    if on_load_pre in bpy.app.handlers.load_pre:
+        bpy.app.handlers.load_pre.remove(on_load_pre)

@@ -6,8 +6,10 @@ import bpy
 from bpy.props import StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
+from ..core import database_check
 from ..core.errors import MotionMatchingError
 from ..core.features import Database
+from ..core.npz_reader import MAX_INFLATED_BYTES
 from ..motion_matching_addon import database_build, database_store
 from ..motion_matching_addon.properties import mark_stale
 
@@ -114,6 +116,8 @@ def build_and_store(context, report=None):
     wm.progress_begin(0, n)
     try:
         data, summary, db, _arrays = database_build.build(context.scene, progress=lambda i, k: wm.progress_update(i))
+        # What loading will demand of the stored bytes (e.g. values of sane size).
+        database_check.check_arrays(_arrays)
         if settings.tag_query.strip():
             from ..motion_matching_addon import database_search
 
@@ -193,12 +197,14 @@ class MOTION_MATCHING_OT_import_database(bpy.types.Operator, ImportHelper):
     def execute(self, context):
         try:
             with open(self.filepath, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                if size > MAX_INFLATED_BYTES:
+                    raise MotionMatchingError("it is %.1f GB; a database file is at most %.1f GB"
+                                              % (size / 1e9, MAX_INFLATED_BYTES / 1e9))
                 data = fh.read()
+            # Checked completely before anything in the scene changes.
             arrays = database_store.from_bytes(data)
-            db = Database.from_arrays(arrays)
-            for key in ("pose_rotations", "bone_names", "bone_rest"):
-                if key not in arrays:
-                    raise MotionMatchingError("it has no %s, so it cannot drive a bake" % key)
+            db = Database.from_arrays(arrays, check=False)
         except OSError as ex:
             self.report({"ERROR"}, "Cannot read %s: %s." % (self.filepath, ex.strerror or ex))
             return {"CANCELLED"}
