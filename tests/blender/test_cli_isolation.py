@@ -88,11 +88,15 @@ else:
 code = cli.main(sys.argv[3:])
 import bpy
 print("enabled:", sorted(k for k in bpy.context.preferences.addons.keys() if k.endswith("motion_matching")))
-if case == "boom":
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
-sys.exit(code)
+sys.stdout.flush()
+sys.stderr.flush()
+if case != "boom":
+    # Real Blender removes its session folder when it quits; this stand-in ends
+    # with os._exit (the 4.2 bpy module can crash in its teardown), so it does
+    # that itself. Anything else left in the temp folder is the script's.
+    import shutil
+    shutil.rmtree(bpy.app.tempdir, ignore_errors=True)
+os._exit(code)
 '''
 
 
