@@ -85,7 +85,7 @@ def main():
         print("%-26s %7d %9.3f %10.1f %8d %6d %6d %9.2f %9.2f" % (
             label, frames, med, rt, r["searches"], r["jumps"], r["foot_locks"],
             r["foot_sliding_cm_per_foot_per_moving_s"], r["raw_foot_sliding_cm_per_foot_per_moving_s"]))
-    addon_session.disable()
+    addon_session.finish()   # disable, remove the throw-away user folder
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 Run: .venv-5.0/bin/python bench/bench_database.py
 
+First times the Blender-free parts (F-Curve evaluation, core build_database).
 Builds the database of the sample take (5562 frames) with the operator, then of
 the take tiled 10x (as one action), reports medians, writes the sample database
 to a temporary .npz and runs bench_search on its real features (tiled to
@@ -44,6 +45,50 @@ def build_times(path, repeat):
     return statistics.median(times), bpy.context.scene.motion_matching.database_summary
 
 
+def core_times(repeat):
+    """Blender-free parts, timed here instead of in the tests: F-Curve evaluation
+    (100 sparse curves of 700 keys over 5000 frames) and core.build_database on
+    a random take-sized clip (5562 frames, 23 joints)."""
+    import numpy as np
+
+    from core.features import Clip, build_database, default_spec
+    from core.fcurve_eval import BEZIER, LINEAR, evaluate_curves
+    from core.transforms import quat_from_axis_angle
+
+    rng = np.random.default_rng(0)
+    curves = []
+    for _ in range(100):
+        x = np.cumsum(rng.integers(1, 13, 700)).astype(float)
+        y = rng.uniform(-5, 5, 700)
+        co = np.column_stack([x, y])
+        hl, hr = co.copy(), co.copy()
+        hl[:, 0] -= rng.uniform(0.5, 2, 700)
+        hr[:, 0] += rng.uniform(0.5, 2, 700)
+        hl[:, 1] += rng.normal(0, 2, 700)
+        hr[:, 1] += rng.normal(0, 2, 700)
+        curves.append({"co": co, "handle_left": hl, "handle_right": hr,
+                       "interpolation": np.where(rng.random(700) < 0.9, BEZIER, LINEAR)})
+    frames = np.arange(5000.0)
+    n, j = 5562, 23
+    pos = np.cumsum(rng.normal(0, 0.01, size=(n, j, 3)), axis=0)
+    yaw = np.cumsum(rng.normal(0, 0.01, size=n))
+    root = np.cumsum(rng.normal(0, 0.01, size=(n, 3)), axis=0)
+    root[:, 2] = 0.0
+    quats = quat_from_axis_angle(np.broadcast_to([0.0, 0.0, 1.0], (n, 3)), yaw)
+    clip = Clip("take", 60.0, ["J%d" % k for k in range(j)], pos, root, quats)
+    spec = default_spec("J3", "J7", "J0")
+    rows = []
+    for label, fn in (("F-Curves: 100 x 700 keys, 5000 frames", lambda: evaluate_curves(curves, frames, "LINEAR")),
+                      ("core build_database, 5562 x 23", lambda: build_database(spec, [clip], contact_joints=("J4", "J8")))):
+        times = []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t)
+        rows.append((label, statistics.median(times)))
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=5)
@@ -51,6 +96,8 @@ def main():
     ap.add_argument("--brute-queries-1m", type=int, default=200,
                     help="queries checked against brute force at 1,000,000 rows (each takes ~0.1 s)")
     args = ap.parse_args()
+    for label, seconds in core_times(args.repeat):
+        print("%-34s %8.3f s   (median of %d, no Blender)" % (label, seconds, args.repeat))
     addon_session.start()
     import bpy
     sys.path.insert(0, HERE)
@@ -69,7 +116,7 @@ def main():
         print("%-34s %8.3f s   %s" % ("build, sample take", small, small_summary))
         print("%-34s %8.3f s   %s" % ("build, take tiled 10x", big, big_summary))
         print("%-34s %8.2fx" % ("ratio (10x frames)", big / small))
-        addon_session.disable()
+        addon_session.finish()   # disable, remove the throw-away user folder
         if not args.skip_search:
             sys.stdout.flush()
             code = subprocess.call([sys.executable, os.path.join(HERE, "bench_search.py"), "--npz", npz,

@@ -106,7 +106,7 @@ def main():
                 tiled(SAMPLE, path, copies)
             p = phases(path)
             print("%-10d %6.3f %8.3f %8.3f | %6.3f" % (copies, *p))
-    addon_session.disable()
+    addon_session.finish()   # disable, remove the throw-away user folder
 
 
 if __name__ == "__main__":

@@ -96,7 +96,7 @@ def main():
         print("runs: %s" % ", ".join("%.3f" % x for x in times[1:]))
     finally:
         bpy.ops.preferences.addon_disable(module="rigify")
-        addon_session.disable()
+        addon_session.finish()   # disable, remove the throw-away user folder
 
 
 if __name__ == "__main__":

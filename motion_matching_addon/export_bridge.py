@@ -76,27 +76,55 @@ def export(context, armature, filepath, fmt="FBX", action=None, frame_start=None
             fs, fe, action.name, first, last))
     if not global_scale > 0.0:
         raise MotionMatchingError("The scale must be above zero.")
-    path = _writable(with_extension(bpy.path.abspath(filepath or ""), fmt))
+    path = _writable(_file_name(filepath), fmt)
     bvh_space = bvh_matrix(armature) if fmt == "BVH" else None
 
     state = _SceneState(context, armature)
+    proxy = None
     try:
         state.prepare(action, fs, fe)
         if fmt == "BVH":
-            _export_bvh(context, armature, action, path, fs, fe, global_scale, bvh_space)
+            proxy = _BvhProxy(context, armature, action, bvh_space)
+            _run(bpy.ops.export_anim.bvh, "BVH", {
+                "filepath": path,
+                "frame_start": fs,
+                "frame_end": fe,
+                "global_scale": global_scale * bvh_space[1],
+                "rotate_mode": BVH_ROTATE_MODE,
+                "root_transform_only": False,  # keep every joint's offsets and positions as in the rig
+            }, context, proxy.obj)
         elif fmt == "FBX":
             _run(bpy.ops.export_scene.fbx, "FBX", _fbx_options(path), context, armature)
         else:
             _run(bpy.ops.export_scene.gltf, "glTF", _gltf_options(path, action), context, armature)
     finally:
-        state.restore()
+        # The scene first, while every object it names still exists; the
+        # temporary armature goes last (see _BvhProxy.remove).
+        try:
+            state.restore()
+        finally:
+            if proxy is not None:
+                proxy.remove()
     if not os.path.isfile(path):
         raise MotionMatchingError("The exporter did not write %s." % path)
     return path, fs, fe
 
 
-def _writable(path):
-    if not path or os.path.basename(path) in FORMATS.values():
+def _file_name(filepath):
+    """The absolute file path asked for; a folder or an empty name is refused
+    here, before an extension is added (``takes`` would become ``takes.bvh``
+    beside the folder)."""
+    path = bpy.path.abspath(filepath or "")
+    if os.path.isdir(path):
+        raise MotionMatchingError("Choose a file name inside the folder %s." % path)
+    if not path.strip() or os.path.basename(path).strip(". ") == "":
+        raise MotionMatchingError("Choose a file name to export to.")
+    return path
+
+
+def _writable(path, fmt):
+    path = with_extension(path, fmt)
+    if os.path.basename(path) in FORMATS.values():
         raise MotionMatchingError("Choose a file name to export to.")
     if os.path.isdir(path):
         raise MotionMatchingError("%s is a folder: choose a file name." % path)
@@ -222,9 +250,9 @@ def bvh_matrix(armature):
     return conv @ placed, s
 
 
-def _export_bvh(context, armature, action, path, fs, fe, global_scale, bvh_space):
+class _BvhProxy:
     """Blender's BVH exporter writes armature space as it is (Z up) and ignores
-    the object's placement. It runs here on a temporary copy of the armature
+    the object's placement. It runs on this temporary copy of the armature
     whose bones are moved into the BVH's Y-up space (the same rotation on every
     bone leaves every local pose channel valid), playing the same action, so the
     file opens upright in other tools and re-imports with Blender's default
@@ -232,62 +260,84 @@ def _export_bvh(context, armature, action, path, fs, fe, global_scale, bvh_space
 
     The bones are placed one by one in edit mode (``EditBone.matrix``), not with
     ``Armature.transform``: the latter recomputes the root's roll in a way that
-    tilts the whole rig by about 1.5e-5 rad, 0.1 mm at 6 m from the origin."""
-    matrix, s = bvh_space
-    vl = context.view_layer
-    data = armature.data.copy()
-    tmp = None
-    try:
-        data.pose_position = "POSE"
-        tmp = bpy.data.objects.new(armature.name + "_bvh_export", data)
-        context.scene.collection.objects.link(tmp)
-        for o in context.selected_objects:
-            o.select_set(False)
-        tmp.select_set(True)
-        vl.objects.active = tmp
-        rest = {b.name: b.matrix_local.copy() for b in armature.data.bones}
-        with context.temp_override(active_object=tmp, object=tmp, selected_objects=[tmp],
-                                   selected_editable_objects=[tmp]):
-            bpy.ops.object.mode_set(mode="EDIT")
-            try:
-                for eb in data.edit_bones:
-                    eb.matrix = matrix @ rest[eb.name]
-            finally:
-                bpy.ops.object.mode_set(mode="OBJECT")
-        vl.update()
-        for pb in tmp.pose.bones:
-            pb.rotation_mode = armature.pose.bones[pb.name].rotation_mode
-        compat.assign_action(tmp, action)
-        _run(bpy.ops.export_anim.bvh, "BVH", {
-            "filepath": path,
-            "frame_start": fs,
-            "frame_end": fe,
-            "global_scale": global_scale * s,
-            "rotate_mode": BVH_ROTATE_MODE,
-            "root_transform_only": False,  # keep every joint's offsets and positions as in the rig
-        }, context, tmp)
-    finally:
-        if tmp is not None:
-            bpy.data.objects.remove(tmp)
-        bpy.data.armatures.remove(data)
+    tilts the whole rig by about 1.5e-5 rad, 0.1 mm at 6 m from the origin.
+
+    The copy is made active and selected while it exists; :meth:`remove` must
+    run after the scene's selection and active object are put back, so that
+    nothing walks the view layer while it still holds the removed object."""
+
+    def __init__(self, context, armature, action, bvh_space):
+        matrix, _s = bvh_space
+        self.obj = None
+        self.data = armature.data.copy()
+        self.data_name = self.data.name
+        self.name = None
+        try:
+            self.data.pose_position = "POSE"
+            tmp = self.obj = bpy.data.objects.new(armature.name + "_bvh_export", self.data)
+            self.name = tmp.name
+            context.scene.collection.objects.link(tmp)
+            vl = context.view_layer
+            for o in vl.objects:
+                if o.select_get(view_layer=vl):
+                    o.select_set(False, view_layer=vl)
+            tmp.select_set(True, view_layer=vl)
+            vl.objects.active = tmp
+            rest = {b.name: b.matrix_local.copy() for b in armature.data.bones}
+            with context.temp_override(active_object=tmp, object=tmp, selected_objects=[tmp],
+                                       selected_editable_objects=[tmp]):
+                bpy.ops.object.mode_set(mode="EDIT")
+                try:
+                    for eb in self.data.edit_bones:
+                        eb.matrix = matrix @ rest[eb.name]
+                finally:
+                    bpy.ops.object.mode_set(mode="OBJECT")
+            vl.update()
+            for pb in tmp.pose.bones:
+                pb.rotation_mode = armature.pose.bones[pb.name].rotation_mode
+            compat.assign_action(tmp, action)
+        except BaseException:
+            self.remove()
+            raise
+
+    def remove(self):
+        """Delete the copy and its armature data (looked up by name: safe to call twice)."""
+        obj = bpy.data.objects.get(self.name) if self.name else None
+        if obj is not None:
+            ad = obj.animation_data
+            if ad is not None:
+                obj.animation_data_clear()   # the action loses this user now, not at some later purge
+            bpy.data.objects.remove(obj)
+        data = bpy.data.armatures.get(self.data_name) if self.data_name else None
+        if data is not None:
+            bpy.data.armatures.remove(data)
+        self.obj = None
+        self.name = self.data_name = None
 
 
 class _SceneState:
-    """What the export changes, saved and put back."""
+    """What the export changes, saved and put back.
+
+    Objects are remembered by name and looked up again when restoring, so an
+    object removed meanwhile is skipped instead of being dereferenced; each
+    part is put back on its own, so one failing part leaves the others
+    restored."""
 
     def __init__(self, context, armature):
         self.context = context
         self.scene = context.scene
         self.view_layer = context.view_layer
         self.armature = armature
+        self.prepared = False
 
     def prepare(self, action, fs, fe):
         scene, vl, arm = self.scene, self.view_layer, self.armature
         self.frame = (scene.frame_current, scene.frame_subframe)
         self.frame_range = (scene.frame_start, scene.frame_end)
-        self.active = vl.objects.active
-        self.mode = self.active.mode if self.active is not None else "OBJECT"
-        self.selected = [o for o in vl.objects if o.select_get(view_layer=vl)]
+        active = vl.objects.active
+        self.active = active.name if active is not None else None
+        self.mode = active.mode if active is not None else "OBJECT"
+        self.selected = [o.name for o in vl.objects if o is not None and o.select_get(view_layer=vl)]
         self.hidden = arm.hide_get(view_layer=vl)
         self.hide_select = arm.hide_select
         self.hide_viewport = arm.hide_viewport
@@ -305,8 +355,8 @@ class _SceneState:
         arm.hide_viewport = False
         arm.hide_select = False
         arm.hide_set(False, view_layer=vl)
-        for o in self.selected:
-            o.select_set(False, view_layer=vl)
+        for name in self.selected:
+            vl.objects[name].select_set(False, view_layer=vl)
         arm.select_set(True, view_layer=vl)
         vl.objects.active = arm
         arm.data.pose_position = "POSE"
@@ -315,9 +365,20 @@ class _SceneState:
         arm.animation_data.use_nla = False   # the action alone, nothing blended in from the NLA
 
     def restore(self):
-        if not getattr(self, "prepared", False):
+        if not self.prepared:
             return
-        scene, vl, arm = self.scene, self.view_layer, self.armature
+        self.prepared = False
+        failures = []
+        for part in (self._restore_animation, self._restore_visibility_and_selection, self._restore_frames):
+            try:
+                part()
+            except Exception as ex:  # noqa: BLE001  (put the other parts back, then report the first)
+                failures.append(ex)
+        if failures:
+            raise failures[0]
+
+    def _restore_animation(self):
+        arm = self.armature
         ad = arm.animation_data
         if ad is not None:
             if not self.had_animation_data:
@@ -326,17 +387,25 @@ class _SceneState:
                 compat.restore_assignment(arm, self.assignment)
                 ad.use_nla = self.use_nla
         arm.data.pose_position = self.pose_position
+
+    def _restore_visibility_and_selection(self):
+        vl, arm = self.view_layer, self.armature
         for o in vl.objects:
-            if o.select_get(view_layer=vl):
+            if o is not None and o.select_get(view_layer=vl):
                 o.select_set(False, view_layer=vl)
         arm.hide_viewport = self.hide_viewport
         arm.hide_set(self.hidden, view_layer=vl)
-        for o in self.selected:
-            if o.name in vl.objects:
+        for name in self.selected:
+            o = vl.objects.get(name)
+            if o is not None:
                 o.select_set(True, view_layer=vl)
         arm.hide_select = self.hide_select
-        vl.objects.active = self.active
-        scene.frame_start, scene.frame_end = self.frame_range
-        if self.mode != "OBJECT" and self.active is not None and bpy.ops.object.mode_set.poll():
+        active = vl.objects.get(self.active) if self.active else None
+        vl.objects.active = active
+        if self.mode != "OBJECT" and active is not None and bpy.ops.object.mode_set.poll():
             bpy.ops.object.mode_set(mode=self.mode)
+
+    def _restore_frames(self):
+        scene = self.scene
+        scene.frame_start, scene.frame_end = self.frame_range
         scene.frame_set(self.frame[0], subframe=self.frame[1])

@@ -9,7 +9,17 @@ override the pose) and given back when preview is turned off. A viewport
 overlay draws the controller's wanted future path, the matched path from the
 database, and foot contacts and locks; it does nothing in background mode and
 never raises.
+
+What was set aside lives in the scene's settings as ID pointers (armature,
+action) plus the bones' rotation modes, so it is saved with the file and
+follows renames of the scene, the armature or the action; the pointer also
+keeps the action alive with no other user. Only the simulation is in memory,
+keyed by a token stored on the scene. A file opened with a preview on cannot
+have its simulation back: opening it ends the preview (load_post handler).
 """
+
+import json
+import uuid
 
 import bpy
 import numpy as np
@@ -19,12 +29,20 @@ from ..core import bake as core_bake
 from ..core import transforms as tf
 from . import bake_bridge, compat
 
-_state = {}          # scene name -> dict(result, frames, locs, rots, skeleton, armature, action, report)
+_state = {}          # preview key -> dict(result, frames, locs, rots, skeleton, report)
 _draw_handle = []
 
 
 def active(scene):
-    return scene.name in _state
+    return bool(scene.motion_matching.preview_active)
+
+
+def _simulation(scene):
+    """The in-memory simulation posing ``scene`` (None when there is none)."""
+    mm = scene.motion_matching
+    if not mm.preview_active or not mm.preview_key:
+        return None
+    return _state.get(mm.preview_key)
 
 
 def start(context, settings=None):
@@ -43,12 +61,12 @@ def start(context, settings=None):
         scene.frame_set(frame)
     bake_bridge.check_skeleton(armature, skeleton)
     ad = armature.animation_data or armature.animation_data_create()
-    previous = ad.action
-    if previous is not None:
-        previous.use_fake_user = True
-    _state[scene.name] = dict(result=result, frames=frames, locs=locs, rots=rots, skeleton=skeleton,
-                              armature=armature.name, action=previous.name if previous else "",
-                              modes={pb.name: pb.rotation_mode for pb in armature.pose.bones})
+    key = uuid.uuid4().hex
+    _state[key] = dict(result=result, frames=frames, locs=locs, rots=rots, skeleton=skeleton)
+    mm.preview_armature = armature
+    mm.preview_action = ad.action
+    mm.preview_modes = json.dumps({pb.name: pb.rotation_mode for pb in armature.pose.bones})
+    mm.preview_key = key
     ad.action = None
     for name in skeleton.names:
         armature.pose.bones[name].rotation_mode = "QUATERNION"
@@ -59,19 +77,29 @@ def start(context, settings=None):
 
 
 def stop(scene):
-    """Give the armature its action back and stop posing."""
-    st = _state.pop(scene.name, None)
-    scene.motion_matching.preview_active = False
-    if st is None:
-        return
-    armature = bpy.data.objects.get(st["armature"])
-    if armature is not None:
-        for name, mode in st["modes"].items():
-            if name in armature.pose.bones:
-                armature.pose.bones[name].rotation_mode = mode
-        action = bpy.data.actions.get(st["action"]) if st["action"] else None
+    """Give the armature its action and rotation modes back and stop posing."""
+    mm = scene.motion_matching
+    _state.pop(mm.preview_key, None)
+    armature, action = mm.preview_armature, mm.preview_action
+    try:
+        modes = json.loads(mm.preview_modes) if mm.preview_modes else {}
+    except ValueError:
+        modes = {}
+    if armature is not None and armature.type == "ARMATURE":
+        bones = armature.pose.bones
+        for name, mode in (modes.items() if isinstance(modes, dict) else ()):
+            if name in bones:
+                try:
+                    bones[name].rotation_mode = mode
+                except TypeError:   # not a rotation mode (a hand-edited file): leave the bone as it is
+                    pass
         if action is not None:
             compat.assign_action(armature, action)
+    mm.preview_armature = None
+    mm.preview_action = None
+    mm.preview_modes = ""
+    mm.preview_key = ""
+    mm.preview_active = False
     if not _state:
         _remove_overlay()
 
@@ -79,17 +107,17 @@ def stop(scene):
 def pose_at(scene, frame):
     """(locations (J, 3), quaternions (J, 4)) of the previewed pose on ``frame``,
     exactly as the bake keys it on whole frames (blended between steps)."""
-    st = _state[scene.name]
+    st = _simulation(scene)
     frames = st["frames"]
     i = int(np.clip(np.rint(frame - frames[0]), 0, len(frames) - 1))
     return st["locs"][i], st["rots"][i]
 
 
 def apply(scene):
-    st = _state.get(scene.name)
+    st = _simulation(scene)
     if st is None:
         return
-    armature = bpy.data.objects.get(st["armature"])
+    armature = scene.motion_matching.preview_armature
     if armature is None:
         return
     locs, rots = pose_at(scene, scene.frame_current)
@@ -102,11 +130,15 @@ def apply(scene):
 
 @persistent
 def on_frame_change(scene, depsgraph=None):
-    if scene.name in _state:
-        try:
-            apply(scene)
-        except (ReferenceError, KeyError):
-            _state.pop(scene.name, None)
+    mm = getattr(scene, "motion_matching", None)
+    if mm is None or not mm.preview_active:
+        return
+    try:
+        apply(scene)
+    except (ReferenceError, KeyError):
+        # The armature lost a bone the simulation poses: stop posing, keep what
+        # was set aside for Stop.
+        _state.pop(mm.preview_key, None)
 
 
 @persistent
@@ -116,6 +148,16 @@ def on_load(*_args):
     _remove_overlay()
 
 
+@persistent
+def on_load_post(*_args):
+    """A file saved with a preview on has lost its simulation: end the preview
+    there, giving the armature its action back."""
+    for scene in bpy.data.scenes:
+        mm = getattr(scene, "motion_matching", None)
+        if mm is not None and (mm.preview_active or mm.preview_action is not None) and _simulation(scene) is None:
+            stop(scene)
+
+
 # ---------------------------------------------------------------------------
 # Viewport overlay
 
@@ -123,11 +165,11 @@ def on_load(*_args):
 def overlay_lines(scene, horizon_s=1.0):
     """World-space polylines for the overlay: (wanted future path, matched path
     from the database, toe points, lock flags). Pure data, for drawing and tests."""
-    st = _state.get(scene.name)
+    st = _simulation(scene)
     if st is None:
         return None
     res = st["result"]
-    arm = bpy.data.objects.get(st["armature"])
+    arm = scene.motion_matching.preview_armature
     mw = np.asarray(arm.matrix_world, dtype=np.float64) if arm else np.eye(4)
     frames = st["frames"]
     fps = scene.render.fps / scene.render.fps_base
@@ -198,12 +240,15 @@ def register():
         bpy.app.handlers.frame_change_post.append(on_frame_change)
     if on_load not in bpy.app.handlers.load_pre:
         bpy.app.handlers.load_pre.append(on_load)
+    if on_load_post not in bpy.app.handlers.load_post:
+        bpy.app.handlers.load_post.append(on_load_post)
 
 
 def unregister():
-    for scene_name in list(_state):
-        scene = bpy.data.scenes.get(scene_name)
-        if scene is not None:
+    # bpy.data is restricted while Blender itself starts or quits: nothing to give back then.
+    for scene in getattr(bpy.data, "scenes", ()):
+        mm = getattr(scene, "motion_matching", None)
+        if mm is not None and (mm.preview_active or mm.preview_action is not None):
             stop(scene)
     _state.clear()
     _remove_overlay()
@@ -211,3 +256,5 @@ def unregister():
         bpy.app.handlers.frame_change_post.remove(on_frame_change)
     if on_load in bpy.app.handlers.load_pre:
         bpy.app.handlers.load_pre.remove(on_load)
+    if on_load_post in bpy.app.handlers.load_post:
+        bpy.app.handlers.load_post.remove(on_load_post)

@@ -151,6 +151,12 @@ class MOTION_MATCHING_PG_scene(bpy.types.PropertyGroup):
     last_bake_report: StringProperty(name="Last Bake", default="")
     preview_active: BoolProperty(name="Preview", default=False,
                                  description="The armature is posed live from a simulation (no keys)")
+    # What the preview set aside, kept as ID pointers in the file so that saving,
+    # reopening and renaming the scene, the armature or the action keep them.
+    preview_armature: PointerProperty(type=bpy.types.Object, options={"HIDDEN"})
+    preview_action: PointerProperty(type=bpy.types.Action, options={"HIDDEN"})
+    preview_modes: StringProperty(options={"HIDDEN"}, description="Bone rotation modes before the preview (JSON)")
+    preview_key: StringProperty(options={"HIDDEN"}, description="Which simulation in memory poses this scene")
 
     database_built: BoolProperty(name="Database Built", default=False)
     database_stale: BoolProperty(name="Database Stale", default=False,

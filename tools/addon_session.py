@@ -3,10 +3,13 @@
 Builds the extension zip with Blender's own extension tool (shipped inside bpy),
 installs it into a throw-away user directory and enables it. Used by the tests,
 the benchmarks and the command line. Call :func:`prepare_user_dir` before the
-first ``import bpy`` so that Blender uses the throw-away directory.
+first ``import bpy`` so that Blender uses the throw-away directory, and
+:func:`finish` at the end: it disables the add-on and removes that directory
+(the zip is built inside it), so a run leaves nothing behind.
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -15,14 +18,40 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODULE = "bl_ext.user_default.motion_matching"
 
 
+_MADE = []   # throw-away user folders made here (removed by finish)
+
+
 def prepare_user_dir(path=None):
     """Point Blender's user resources at ``path`` (a new temporary folder by
-    default). Must run before bpy is imported."""
+    default, removed by :func:`finish`). Must run before bpy is imported."""
     if "bpy" in sys.modules:
         raise RuntimeError("prepare_user_dir() must run before bpy is imported")
-    path = path or tempfile.mkdtemp(prefix="mm_blender_user_")
+    if path is None:
+        path = tempfile.mkdtemp(prefix="mm_blender_user_")
+        _MADE.append(path)
     os.environ["BLENDER_USER_RESOURCES"] = path
     return path
+
+
+def finish(blender_temp=False):
+    """Disable the add-on and remove the throw-away user folders made by
+    :func:`prepare_user_dir` (with the zip built inside them).
+
+    ``blender_temp``: also remove Blender's own session folder in the temp
+    directory (``bpy.app.tempdir``), which Blender removes only when it shuts
+    down normally; pass it right before ``os._exit``, which skips that."""
+    try:
+        if "bpy" in sys.modules:
+            disable()
+    finally:
+        while _MADE:
+            shutil.rmtree(_MADE.pop(), ignore_errors=True)
+        if blender_temp and "bpy" in sys.modules:
+            import bpy
+
+            session = os.path.normpath(bpy.app.tempdir or "")
+            if os.path.basename(session).startswith("blender_") and os.path.isdir(session):
+                shutil.rmtree(session, ignore_errors=True)
 
 
 def extension_tool():
@@ -70,7 +99,8 @@ def disable():
 
 
 def start(user_dir=None):
-    """Fresh user directory, build, install, enable: the one call most callers need."""
+    """Fresh user directory, build, install, enable: the one call most callers
+    need (end with :func:`finish`)."""
     user = prepare_user_dir(user_dir)
     import bpy  # noqa: F401  (Blender starts here, using the user directory above)
 

@@ -275,10 +275,10 @@ def main(argv=None):
     args.out = os.path.abspath(args.out)
     os.makedirs(args.out, exist_ok=True)
     t0 = time.perf_counter()
-    addon_session.start()
-    import bpy
-
     try:
+        addon_session.start()
+        import bpy
+
         source, controller, target = build_scene(args)
         report_path = os.path.join(args.out, "report.json")
         call(bpy.ops.motion_matching.bake, report_path=report_path)
@@ -303,7 +303,9 @@ def main(argv=None):
         print("demo: %s" % ex, file=sys.stderr)
         return 1
     finally:
-        addon_session.disable()
+        # Disable the add-on, remove the throw-away user folder and Blender's
+        # session folder (the process ends with os._exit, skipping Blender's own clean-up).
+        addon_session.finish(blender_temp=True)
     return 0
 
 

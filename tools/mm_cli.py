@@ -9,15 +9,23 @@ Inside Blender (use a throw-away user folder so your preferences are untouched):
     BLENDER_USER_RESOURCES=$(mktemp -d) blender -b --factory-startup --python tools/mm_cli.py -- \\
         --bvh samples/jl_mm_run.bvh --scale 0.01 --scenario showcase --out out/run
 
-The add-on is loaded the way Blender loads it: the extension zip is built with
-Blender's own tool and installed into the user repository, unless an enabled
-copy is already there. Writes OUT/baked.blend and OUT/report.json, prints the
-report as a table, and exits non-zero with a one-line message on failure.
+Every argument is checked before Blender starts. With the bpy module, a
+throw-away user folder is made before bpy is imported; the extension zip is
+built inside it with Blender's own tool and installed there, and the folder
+(and Blender's session folder in the temp directory) is removed at the end,
+also on failure. Inside Blender, an enabled copy of the extension is used as it
+is; without one, the extension is installed only when Blender was given a user
+folder with BLENDER_USER_RESOURCES (and uninstalled again at the end), never
+into your own Blender profile. Writes OUT/baked.blend and OUT/report.json,
+prints the report as a table; any failure is one line ``mm_cli: <sentence>``
+on stderr and exit status 1.
 """
 
 import argparse
 import json
+import math
 import os
+import shutil
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -34,12 +42,46 @@ def _tool(name):
     return siblings.load(name)
 
 
+class Failure(Exception):
+    pass
+
+
+FPS_RANGE = (1.0, 1000.0)          # Blender's own frame-rate range
+SCALE_RANGE = (0.0001, 1000000.0)  # the range of the importers' Scale option
+AXES = ("X", "Y", "Z", "-X", "-Y", "-Z")  # the choices of Blender's importers
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        # argparse prints usage and exits with 2; here every failure is one line and status 1.
+        raise Failure(message[0].upper() + message[1:] + ("" if message.endswith(".") else "."))
+
+
+def _core(name):
+    """A module of the add-on's core/ package (numpy and the standard library
+    only), loaded by file under a private name: no Blender needed."""
+    import importlib
+    import importlib.util
+
+    package = "mm_cli_core"
+    if package not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            package, os.path.join(REPO, "core", "__init__.py"),
+            submodule_search_locations=[os.path.join(REPO, "core")])
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[package] = module
+        spec.loader.exec_module(module)
+    return importlib.import_module(package + "." + name)
+
+
 def parse(argv):
-    ap = argparse.ArgumentParser(prog="mm_cli", description="Bake motion matching along a scenario path.")
+    """The arguments, checked (see :func:`validate`); raises Failure with a sentence."""
+    ap = _Parser(prog="mm_cli", description="Bake motion matching along a scenario path.")
     ap.add_argument("--bvh", action="append", required=True, metavar="FILE", help="a take to match (repeatable)")
-    ap.add_argument("--scale", type=float, default=0.01, help="BVH scale (0.01 for centimetres; default 0.01)")
-    ap.add_argument("--axis-forward", default="-Z", help="the file's forward axis (default -Z)")
-    ap.add_argument("--axis-up", default="Y", help="the file's up axis (default Y)")
+    ap.add_argument("--scale", type=float, default=0.01,
+                    help="BVH scale (0.01 for centimetres; default 0.01)")
+    ap.add_argument("--axis-forward", default="-Z", help="the file's forward axis: X, Y, Z, -X, -Y or -Z (default -Z)")
+    ap.add_argument("--axis-up", default="Y", help="the file's up axis: X, Y, Z, -X, -Y or -Z (default Y)")
     ap.add_argument("--handedness", default="RIGHT", choices=("RIGHT", "LEFT"))
     ap.add_argument("--tpose", metavar="FILE", help="T-pose BVH of the takes' skeleton")
     ap.add_argument("--dance-card", metavar="FILE", help="dance card (TOML or JSON); tags are suggested from motion")
@@ -48,32 +90,122 @@ def parse(argv):
     ap.add_argument("--tag-query", default="", help="restrict matching to tagged frames, e.g. 'walk or run'")
     ap.add_argument("--no-foot-lock", action="store_true", help="bake without foot lock")
     ap.add_argument("--out", required=True, metavar="DIR", help="output folder")
-    return ap.parse_args(argv)
+    # "--axis-up -Y": argparse would take "-Y" for an option; read it as the value.
+    joined = []
+    for token in argv:
+        if joined and joined[-1] in ("--axis-forward", "--axis-up") and token.upper() in AXES:
+            joined[-1] += "=" + token
+        else:
+            joined.append(token)
+    return validate(ap.parse_args(joined))
 
 
-_INSTALLED = []
+def validate(args):
+    """Check every argument before Blender starts; raise Failure with one sentence."""
+    lo, hi = FPS_RANGE
+    if not (math.isfinite(args.fps) and lo <= args.fps <= hi):
+        raise Failure("--fps must be a frame rate from %g to %g, not %g." % (lo, hi, args.fps))
+    lo, hi = SCALE_RANGE
+    if not (math.isfinite(args.scale) and lo <= args.scale <= hi):
+        raise Failure("--scale must be a number from %g to %g, not %g." % (lo, hi, args.scale))
+    for option, value in (("--axis-forward", args.axis_forward), ("--axis-up", args.axis_up)):
+        if value.upper() not in AXES:
+            raise Failure("%s must be one of %s, not %r." % (option, ", ".join(AXES), value))
+    args.axis_forward, args.axis_up = args.axis_forward.upper(), args.axis_up.upper()
+    if args.axis_forward[-1] == args.axis_up[-1]:
+        raise Failure("--axis-forward %s and --axis-up %s are on the same axis: choose two different axes."
+                      % (args.axis_forward, args.axis_up))
+    for path in args.bvh:
+        if not os.path.isfile(path):
+            raise Failure("BVH file not found: %s" % path)
+    for option, path in (("--tpose", args.tpose), ("--dance-card", args.dance_card)):
+        if path is not None and not os.path.isfile(path):
+            raise Failure("%s file not found: %s" % (option, path))
+    if not os.path.isfile(args.scenario):
+        names = sorted(_core("scenario").BUILTINS)
+        if args.scenario not in names:
+            raise Failure("--scenario %r is neither a built-in scenario (%s) nor a file."
+                          % (args.scenario, ", ".join(names)))
+    if args.tag_query.strip():
+        try:
+            _core("tags").parse_query(args.tag_query)
+        except _core("errors").MotionMatchingError as ex:
+            raise Failure("--tag-query: %s" % str(ex).rstrip(".") + ".") from None
+    out = os.path.abspath(args.out)
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise Failure("--out %s is a file: give a folder (it is made if missing)." % args.out)
+    parent = out
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise Failure("--out %s cannot be made: %s is a file." % (args.out, parent))
+    if not os.access(parent, os.W_OK):
+        raise Failure("--out %s cannot be written (no permission in %s)." % (args.out, parent))
+    return args
+
+
+_SESSION = {}   # what load_addon set up, for finish(): module enabled, build folder, uninstall, own bpy
 
 
 def load_addon():
-    """Enable the add-on as Blender does; return the module name."""
-    addon_session = _tool("addon_session")
+    """Enable the add-on as Blender does; return the module name.
 
+    With the bpy module (bpy not imported yet), Blender starts here with a
+    throw-away user folder chosen first. Inside Blender, an enabled copy is
+    used; otherwise the extension is installed only into a user folder given
+    with BLENDER_USER_RESOURCES, never into the real profile."""
+    addon_session = _tool("addon_session")
     if "bpy" not in sys.modules:
-        _INSTALLED.append(addon_session.start())
-        return _INSTALLED[-1]
+        user = addon_session.prepare_user_dir()
+        _SESSION["own_bpy"] = True
+        try:
+            import bpy  # noqa: F401  (Blender starts here, with the user folder above)
+        except ImportError:
+            raise Failure("This Python has no bpy module: use the environment of the setup command "
+                          "(README), or run the script inside Blender.") from None
+
+        _SESSION["module"] = addon_session.install(addon_session.build_zip(os.path.join(user, "dist")))
+        return _SESSION["module"]
     import bpy
 
     for name in bpy.context.preferences.addons.keys():
         if name.endswith(".motion_matching") and name.startswith("bl_ext."):
             return name
+    if not os.environ.get("BLENDER_USER_RESOURCES"):
+        raise Failure("The Motion Matching extension is not enabled in this Blender, and installing it would "
+                      "change your Blender profile: enable it first, or start Blender with a throw-away user "
+                      "folder (BLENDER_USER_RESOURCES=$(mktemp -d) blender -b --factory-startup --python ...).")
     import tempfile
 
-    _INSTALLED.append(addon_session.install(addon_session.build_zip(tempfile.mkdtemp(prefix="mm_zip_"))))
-    return _INSTALLED[-1]
+    build = _SESSION["build"] = tempfile.mkdtemp(prefix="mm_cli_build_")
+    _SESSION["module"] = addon_session.install(addon_session.build_zip(build))
+    _SESSION["uninstall"] = True
+    return _SESSION["module"]
 
 
-class Failure(Exception):
-    pass
+def finish():
+    """Disable what load_addon enabled and remove what it made (also after a failure)."""
+    addon_session = _tool("addon_session")
+    try:
+        if _SESSION.pop("module", None) and "bpy" in sys.modules:
+            # Unregister panels before the process ends: a bpy process that exits
+            # with them registered can hang.
+            addon_session.disable()
+            if _SESSION.pop("uninstall", False):
+                import bpy
+
+                repos = [r.module for r in bpy.context.preferences.extensions.repos]
+                if "user_default" in repos:
+                    bpy.ops.extensions.package_uninstall(repo_index=repos.index("user_default"),
+                                                         pkg_id="motion_matching")
+    finally:
+        if _SESSION.get("build"):
+            shutil.rmtree(_SESSION.pop("build"), ignore_errors=True)
+        if _SESSION.get("own_bpy"):
+            # The throw-away user folder made in load_addon, and Blender's session
+            # folder in the temp directory, which Blender removes itself only when
+            # it shuts down normally (this process ends with os._exit, see below).
+            addon_session.finish(blender_temp=True)
 
 
 def call(op, **kw):
@@ -81,16 +213,21 @@ def call(op, **kw):
     try:
         result = op(**kw)
     except RuntimeError as ex:
-        raise Failure(str(ex).strip().replace("Error: ", "").splitlines()[0]) from None
+        lines = [line.strip() for line in str(ex).replace("Error: ", "").splitlines() if line.strip()]
+        if lines and "Traceback" in lines[0]:
+            # A Python error inside the operator: its last line says what it was.
+            lines = [line for line in lines if not line.startswith("Location:")]
+            raise Failure("%s failed: %s" % (op.idname_py(), lines[-1])) from None
+        raise Failure(lines[0] if lines else "%s failed." % op.idname_py()) from None
     if result != {"FINISHED"}:
         raise Failure("%s did not finish." % op.idname_py())
     return result
 
 
 def run(args):
+    module = load_addon()   # before bpy is imported: it chooses Blender's user folder
     import bpy
 
-    module = load_addon()
     ops = bpy.ops.motion_matching
     bpy.ops.wm.read_homefile(use_empty=True)
     scene = bpy.context.scene
@@ -101,8 +238,6 @@ def run(args):
         call(ops.import_dance_card, filepath=os.path.abspath(args.dance_card))
     armatures = []
     for path in args.bvh:
-        if not os.path.isfile(path):
-            raise Failure("BVH file not found: %s" % path)
         before = set(bpy.data.objects.keys())
         call(ops.import_bvh, filepath=os.path.abspath(path), global_scale=args.scale,
              axis_forward=args.axis_forward, axis_up=args.axis_up, handedness=args.handedness,
@@ -130,10 +265,13 @@ def run(args):
     ctrl = bpy.context.active_object
     scene.motion_matching.controller = ctrl
     scene.motion_matching.bake_armature = armatures[0]
-    os.makedirs(args.out, exist_ok=True)
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as ex:
+        raise Failure("Cannot make the folder %s (%s)." % (args.out, ex.strerror or ex)) from None
     report_path = os.path.join(os.path.abspath(args.out), "report.json")
     call(ops.bake, use_foot_lock=not args.no_foot_lock, report_path=report_path)
-    bpy.ops.wm.save_as_mainfile(filepath=os.path.join(os.path.abspath(args.out), "baked.blend"))
+    call(bpy.ops.wm.save_as_mainfile, filepath=os.path.join(os.path.abspath(args.out), "baked.blend"))
     with open(report_path) as fh:
         report = json.load(fh)
     bake_bridge = __import__(module + ".motion_matching_addon.bake_bridge", fromlist=["report_text"])
@@ -142,29 +280,43 @@ def run(args):
     return report
 
 
+def _say(message):
+    print("mm_cli: %s" % message, file=sys.stderr)
+
+
 def main(argv=None):
+    """Run the command line; returns the exit status (0 done, 1 failed, one line on stderr)."""
     if argv is None:
         argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else sys.argv[1:]
-    args = parse(argv)
+    code = 1
     try:
-        run(args)
+        run(parse(argv))
+        code = 0
     except Failure as ex:
-        print("mm_cli: %s" % ex, file=sys.stderr)
-        return 1
+        _say(ex)
+    except Exception as ex:  # noqa: BLE001  (anything unforeseen is still one line and status 1)
+        if os.environ.get("MM_CLI_TRACEBACK"):
+            import traceback
+
+            traceback.print_exc()
+        _say("unexpected error, nothing more was done (%s: %s); set MM_CLI_TRACEBACK=1 to see where."
+             % (type(ex).__name__, str(ex).strip().splitlines()[0] if str(ex).strip() else "no message"))
     finally:
-        if _INSTALLED:
-            # Unregister panels before the process ends: a bpy process that exits
-            # with them registered can hang.
-            _tool("addon_session").disable()
-    return 0
+        try:
+            finish()
+        except Exception as ex:  # noqa: BLE001
+            _say("could not clean up after the run (%s: %s)." % (type(ex).__name__, ex))
+            code = 1
+    return code
 
 
 if __name__ == "__main__":
     code = main()
     sys.stdout.flush()
     sys.stderr.flush()
-    if "bpy" in sys.modules and _INSTALLED:
-        # A bpy-module process: skip the interpreter teardown, which can crash
-        # in some Blender versions once exporters have run; all is written.
+    if _SESSION.get("own_bpy"):
+        # A bpy-module process started by this script: skip the interpreter
+        # teardown, which can crash in some Blender versions once exporters have
+        # run; everything is written and removed by now (finish).
         os._exit(code)
     sys.exit(code)

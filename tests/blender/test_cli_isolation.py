@@ -1,0 +1,132 @@
+"""tools/mm_cli.py leaves nothing behind and never touches the user's Blender
+profile: each run gets its own throw-away user folder made before bpy is
+imported and removes it (and Blender's session folder) at the end, so two runs
+at once both succeed; bad calls and unexpected errors are one line, status 1.
+Every process here runs with HOME, XDG_CONFIG_HOME and TMPDIR pointed at empty
+temporary folders."""
+
+import os
+import subprocess
+import sys
+
+from sample_paths import REPO, SAMPLE_TAKE
+
+CLI = os.path.join(REPO, "tools", "mm_cli.py")
+
+
+def _env(tmp_path, **extra):
+    home, temp = tmp_path / "home", tmp_path / "temp"
+    home.mkdir(exist_ok=True)
+    temp.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("BLENDER_USER_RESOURCES", "MM_CLI_TRACEBACK")}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), TMPDIR=str(temp), TMP=str(temp),
+               TEMP=str(temp), **extra)
+    return env
+
+
+def _untouched(tmp_path):
+    """Nothing under HOME's Blender config folder, nothing left in the temp folder."""
+    config = tmp_path / "home" / ".config" / "blender"
+    assert not config.exists() or not any(config.iterdir()), sorted(str(p) for p in config.rglob("*"))
+    assert sorted(os.listdir(tmp_path / "temp")) == []
+
+
+def _one_line(proc):
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert [line for line in lines if line.startswith("mm_cli: ")] == lines[-1:], proc.stderr[-2000:]
+    return lines[-1]
+
+
+def test_two_runs_at_once_leave_nothing_behind(tmp_path):
+    env = _env(tmp_path)
+    procs = [subprocess.Popen([sys.executable, CLI, "--bvh", SAMPLE_TAKE, "--scenario", "straight_walk",
+                               "--fps", "24", "--out", str(tmp_path / ("run%d" % i))],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+             for i in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err[-2000:]
+        assert "searches / jumps" in out and "lock exists" not in err
+    for i in range(2):
+        assert (tmp_path / ("run%d" % i) / "baked.blend").is_file()
+    _untouched(tmp_path)
+
+
+def test_bad_calls_are_one_line_before_blender_starts(tmp_path):
+    env = _env(tmp_path)
+    taken = tmp_path / "taken.txt"
+    taken.write_text("x")
+    for extra, message in ((["--fps", "0"], "--fps must be a frame rate"),
+                           (["--fps", "-24"], "--fps must be a frame rate"),
+                           (["--scale", "0"], "--scale must be a number"),
+                           (["--axis-forward", "Q"], "--axis-forward must be one of"),
+                           (["--scenario", "unknown"], "--scenario 'unknown' is neither"),
+                           (["--out", str(taken)], "is a file"),
+                           (["--handedness"], "Argument --handedness: expected one argument.")):
+        argv = ["--bvh", SAMPLE_TAKE, "--out", str(tmp_path / "o")] + extra
+        proc = subprocess.run([sys.executable, CLI, *argv], capture_output=True, text=True, timeout=120, env=env)
+        assert message in _one_line(proc), extra
+        assert proc.stdout == ""
+    assert not (tmp_path / "o").exists()
+    _untouched(tmp_path)
+
+
+DRIVER = r'''
+import importlib.util, os, sys
+spec = importlib.util.spec_from_file_location("mm_cli", sys.argv[1])
+cli = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(cli)
+case = sys.argv[2]
+if case == "boom":
+    def run(args):
+        cli.load_addon()
+        raise ValueError("boom")
+    cli.run = run
+else:
+    import bpy  # Blender already running, as with blender --python tools/mm_cli.py
+code = cli.main(sys.argv[3:])
+import bpy
+print("enabled:", sorted(k for k in bpy.context.preferences.addons.keys() if k.endswith("motion_matching")))
+sys.stdout.flush()
+sys.stderr.flush()
+if case != "boom":
+    # Real Blender removes its session folder when it quits; this stand-in ends
+    # with os._exit (the 4.2 bpy module can crash in its teardown), so it does
+    # that itself. Anything else left in the temp folder is the script's.
+    import shutil
+    shutil.rmtree(bpy.app.tempdir, ignore_errors=True)
+os._exit(code)
+'''
+
+
+def test_unexpected_error_is_one_line_and_cleans_up(tmp_path):
+    driver = tmp_path / "driver.py"
+    driver.write_text(DRIVER)
+    proc = subprocess.run([sys.executable, str(driver), CLI, "boom", "--bvh", SAMPLE_TAKE, "--out", str(tmp_path / "o")],
+                          capture_output=True, text=True, timeout=300, env=_env(tmp_path))
+    line = _one_line(proc)
+    assert line.startswith("mm_cli: unexpected error") and "ValueError: boom" in line
+    assert "enabled: []" in proc.stdout
+    _untouched(tmp_path)
+
+
+def test_inside_blender(tmp_path):
+    """bpy already imported (Blender running the script): without an enabled
+    copy and without a user folder given to Blender, it refuses in one line;
+    with BLENDER_USER_RESOURCES given, it installs there, runs and uninstalls."""
+    driver = tmp_path / "driver.py"
+    driver.write_text(DRIVER)
+    argv = [sys.executable, str(driver), CLI, "inside", "--bvh", SAMPLE_TAKE, "--scenario", "straight_walk",
+            "--out", str(tmp_path / "o")]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=_env(tmp_path))
+    assert "is not enabled in this Blender" in _one_line(proc)
+    _untouched(tmp_path)
+    user = tmp_path / "given_user"
+    user.mkdir()
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300,
+                          env=_env(tmp_path, BLENDER_USER_RESOURCES=str(user)))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (tmp_path / "o" / "baked.blend").is_file() and "enabled: []" in proc.stdout
+    assert not (user / "extensions" / "user_default" / "motion_matching").exists()
+    _untouched(tmp_path)

@@ -1,0 +1,91 @@
+"""tools/mm_cli.py checks every argument before Blender starts: each bad call
+is one sentence (mm_cli.Failure), never a traceback or argparse's exit 2.
+In-process and without bpy: parse() runs before anything imports Blender."""
+
+import os
+import sys
+
+import pytest
+
+from sample_paths import SAMPLE_TAKE, SAMPLE_TPOSE, SAMPLES
+from tools import mm_cli
+
+
+@pytest.fixture
+def base(tmp_path):
+    return ["--bvh", SAMPLE_TAKE, "--out", str(tmp_path / "out")]
+
+
+def test_good_arguments(base, tmp_path):
+    args = mm_cli.parse(base)
+    assert (args.fps, args.scale, args.axis_forward, args.axis_up, args.scenario) == (24.0, 0.01, "-Z", "Y", "showcase")
+    args = mm_cli.parse(base + ["--fps", "23.976", "--scale", "1", "--axis-forward", "-y", "--axis-up", "z",
+                                "--scenario", "circle", "--tag-query", "(walk or run) and not stop",
+                                "--tpose", SAMPLE_TPOSE, "--dance-card", os.path.join(SAMPLES, "jl_mm_dance_card.toml")])
+    assert (args.fps, args.scale, args.axis_forward, args.axis_up) == (23.976, 1.0, "-Y", "Z")
+    scenario = tmp_path / "path.json"
+    scenario.write_text('{"points": []}')   # a file is checked when the controller reads it
+    assert mm_cli.parse(base + ["--scenario", str(scenario), "--fps", "1000"]).scenario == str(scenario)
+
+
+BAD = [
+    (["--fps", "0"], "--fps must be a frame rate from 1 to 1000, not 0."),
+    (["--fps", "nan"], "--fps must be a frame rate from 1 to 1000, not nan."),
+    (["--fps", "inf"], "--fps must be a frame rate from 1 to 1000, not inf."),
+    (["--fps", "-24"], "--fps must be a frame rate from 1 to 1000, not -24."),
+    (["--fps", "100000"], "--fps must be a frame rate from 1 to 1000, not 100000."),
+    (["--fps", "0.5"], "--fps must be a frame rate from 1 to 1000, not 0.5."),
+    (["--fps", "abc"], "Argument --fps: invalid float value: 'abc'."),
+    (["--scale", "0"], "--scale must be a number from 0.0001 to 1e+06, not 0."),
+    (["--scale", "-0.01"], "--scale must be a number from 0.0001 to 1e+06, not -0.01."),
+    (["--scale", "nan"], "--scale must be a number from 0.0001 to 1e+06, not nan."),
+    (["--scale", "1e300"], "--scale must be a number from 0.0001 to 1e+06, not 1e+300."),
+    (["--axis-forward", "Q"], "--axis-forward must be one of X, Y, Z, -X, -Y, -Z, not 'Q'."),
+    (["--axis-up", "up"], "--axis-up must be one of X, Y, Z, -X, -Y, -Z, not 'up'."),
+    (["--axis-forward", "Y"], "--axis-forward Y and --axis-up Y are on the same axis: choose two different axes."),
+    (["--axis-forward", "-X", "--axis-up", "X"], "--axis-forward -X and --axis-up X are on the same axis"),
+    (["--handedness", "UP"], "Argument --handedness: invalid choice: 'UP'"),
+    (["--scenario", "nope"], "--scenario 'nope' is neither a built-in scenario (circle, showcase, straight_walk) nor a file."),
+    (["--tag-query", "(walk"], "--tag-query: Tag query '(walk': expected ')' at position 5"),
+    (["--tag-query", "walk and"], "--tag-query: Tag query 'walk and': expected a tag name after 'and'"),
+    (["--tpose", "missing.bvh"], "--tpose file not found: missing.bvh"),
+    (["--dance-card", SAMPLES], "--dance-card file not found: %s" % SAMPLES),
+    (["--no-such-option"], "Unrecognized arguments: --no-such-option."),
+]
+
+
+@pytest.mark.parametrize("extra, message", BAD, ids=[" ".join(e) for e, _m in BAD])
+def test_bad_argument_is_one_sentence(base, extra, message):
+    with pytest.raises(mm_cli.Failure) as info:
+        mm_cli.parse(base + extra)
+    text = str(info.value)
+    assert text.startswith(message) and "\n" not in text
+
+
+def test_bad_paths(tmp_path):
+    a_file = tmp_path / "taken.txt"
+    a_file.write_text("x")
+    cases = [
+        (["--bvh", str(tmp_path / "missing.bvh"), "--out", str(tmp_path / "o")],
+         "BVH file not found: %s" % (tmp_path / "missing.bvh")),
+        (["--bvh", str(tmp_path), "--out", str(tmp_path / "o")], "BVH file not found: %s" % tmp_path),
+        (["--bvh", SAMPLE_TAKE, "--bvh", "gone.bvh", "--out", str(tmp_path / "o")], "BVH file not found: gone.bvh"),
+        (["--bvh", SAMPLE_TAKE, "--out", str(a_file)], "--out %s is a file: give a folder" % a_file),
+        (["--bvh", SAMPLE_TAKE, "--out", str(a_file / "sub")], "--out %s cannot be made: %s is a file." % (a_file / "sub", a_file)),
+        (["--out", str(tmp_path / "o")], "The following arguments are required: --bvh."),
+        (["--bvh", SAMPLE_TAKE], "The following arguments are required: --out."),
+    ]
+    for argv, message in cases:
+        with pytest.raises(mm_cli.Failure) as info:
+            mm_cli.parse(argv)
+        assert str(info.value).startswith(message), (argv, str(info.value))
+    assert sorted(os.listdir(tmp_path)) == ["taken.txt"]   # nothing made while checking
+
+
+def test_main_reports_one_line_and_status_1(tmp_path, capsys):
+    """main() on bad arguments: status 1, one line on stderr, and Blender is never started."""
+    loaded = "bpy" in sys.modules
+    assert mm_cli.main(["--bvh", SAMPLE_TAKE, "--out", str(tmp_path / "o"), "--fps", "nan"]) == 1
+    err = capsys.readouterr().err
+    assert err == "mm_cli: --fps must be a frame rate from 1 to 1000, not nan.\n"
+    assert ("bpy" in sys.modules) == loaded
