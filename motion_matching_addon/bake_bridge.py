@@ -27,6 +27,39 @@ def scene_fps(scene):
     return scene.render.fps / scene.render.fps_base
 
 
+def bake_target(context, name=""):
+    """The armature to bake onto: the one named, else the scene's choice, else
+    the first armature of the database list."""
+    settings = context.scene.motion_matching
+    if name:
+        obj = bpy.data.objects.get(name)
+        if obj is None or obj.type != "ARMATURE":
+            raise MotionMatchingError("There is no armature named %s." % name)
+        return obj
+    if settings.bake_armature is not None:
+        return settings.bake_armature
+    for e in settings.entries:
+        if e.armature is not None:
+            return e.armature
+    raise MotionMatchingError("Choose the armature to bake onto (Bake panel).")
+
+
+def controller_object(context, name=""):
+    """The object to follow: the one named, else the scene's controller (which
+    must still be in the scene)."""
+    if name:
+        obj = bpy.data.objects.get(name)
+        if obj is None:
+            raise MotionMatchingError("There is no object named %s to follow." % name)
+        return obj
+    obj = context.scene.motion_matching.controller
+    if obj is None:
+        raise MotionMatchingError("Choose a controller to follow (Bake panel), or add one from a curve.")
+    if obj.name not in context.scene.objects:
+        raise MotionMatchingError("The controller %s is not in this scene (deleted?): choose another." % obj.name)
+    return obj
+
+
 def ensure_database(context):
     """The scene's database, rebuilt first when it is missing or stale and the
     inputs to rebuild it are there. Returns (db, arrays, note) where note says
@@ -37,11 +70,11 @@ def ensure_database(context):
     if not database_store.has_database(scene):
         if not len(settings.entries):
             raise MotionMatchingError("There is no database: list the actions to match and build it (Database panel).")
-        database_build_and_store(context)
+        database_build.build_and_store(context)
         note = "The database was built first."
     elif handlers.check_stale(scene) or settings.database_stale:
         if len(settings.entries) and all(e.action and e.armature for e in settings.entries):
-            database_build_and_store(context)
+            database_build.build_and_store(context)
             note = "The database was out of date and was rebuilt first."
         else:
             raise MotionMatchingError("The database is out of date and its actions are gone, so it cannot be "
@@ -51,12 +84,6 @@ def ensure_database(context):
         if key not in arrays:
             raise MotionMatchingError("The database has no %s: rebuild it with this version of the add-on." % key)
     return db, arrays, note
-
-
-def database_build_and_store(context):
-    from ..operators.database import build_and_store
-
-    build_and_store(context)
 
 
 def skeleton_of(arrays):

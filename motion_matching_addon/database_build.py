@@ -2,8 +2,9 @@
 
 Reads every listed action in bulk (armature_data), runs forward kinematics and
 the feature maths in core, and returns the bytes of the database's .npz file.
-Nothing in the scene changes here: the operator stores the result only when the
-whole build succeeded, so a failed build keeps the previous database.
+:func:`build` changes nothing in the scene; :func:`build_and_store` stores the
+result only when the whole build succeeded, so a failed build keeps the
+previous database.
 """
 
 import hashlib
@@ -15,7 +16,7 @@ from ..core import features as ft
 from ..core import transforms as tf
 from ..core import virtual_root as vr
 from ..core.errors import MotionMatchingError
-from . import armature_data, compat
+from . import armature_data, compat, database_search, database_store
 
 ADDON_FORMAT = "motion_matching.database/1"
 
@@ -310,3 +311,28 @@ def build(scene, progress=None):
         "seconds": float(sum(c.num_frames / c.fps for c in clips)),
     }
     return to_bytes(arrays), summary, db, arrays
+
+
+def summary_text(summary):
+    return "%d rows (%d searchable, %d excluded) from %d action%s, %.1f s, %d features" % (
+        summary["rows"], summary["valid_rows"], summary["excluded_rows"], summary["clips"],
+        "" if summary["clips"] == 1 else "s", summary["seconds"], summary["features"])
+
+
+def build_and_store(context):
+    """Build the scene's database and store it; raise MotionMatchingError on bad
+    input (the scene's tag query included), leaving the previous database."""
+    wm = context.window_manager
+    settings = context.scene.motion_matching
+    wm.progress_begin(0, max(1, len(settings.entries)))
+    try:
+        data, summary, db, arrays = build(context.scene, progress=lambda i, k: wm.progress_update(i))
+        if settings.tag_query.strip():
+            database_search.allowed_rows(db, arrays, settings.tag_query)
+    finally:
+        wm.progress_end()
+    database_store.store(context.scene, data)
+    settings.database_built = True
+    settings.database_stale = False
+    settings.database_summary = summary_text(summary)
+    return summary

@@ -31,10 +31,8 @@ def start(context, settings=None):
     """Simulate and begin posing; returns the report dict of the simulation."""
     scene = context.scene
     mm = scene.motion_matching
-    from ..operators.bake import _controller, _target
-
-    ctrl = _controller(context, "")
-    armature = _target(context, "")
+    ctrl = bake_bridge.controller_object(context)
+    armature = bake_bridge.bake_target(context)
     frame = scene.frame_current
     try:
         result, frames, _times, locs, rots, skeleton, report = bake_bridge.run(

@@ -159,9 +159,8 @@ class MOTION_MATCHING_PG_scene(bpy.types.PropertyGroup):
     retarget: PointerProperty(type=MOTION_MATCHING_PG_retarget)
 
 
-CLASSES = (
-    MOTION_MATCHING_PG_bone_map,
-    MOTION_MATCHING_PG_retarget,
+# The retarget groups (retarget_props.classes) are registered before these.
+classes = (
     MOTION_MATCHING_PG_tpose_bone,
     MOTION_MATCHING_PG_armature,
     MOTION_MATCHING_PG_tag,
@@ -180,6 +179,7 @@ POINTERS = (
 
 
 def attach():
+    """Give Armature, Action and Scene their ``motion_matching`` pointer (after registering the classes)."""
     for owner, group in POINTERS:
         owner.motion_matching = PointerProperty(type=group)
 

@@ -13,35 +13,6 @@ from ..motion_matching_addon import bake_bridge
 _D = BakeSettings()
 
 
-def _target(context, name):
-    settings = context.scene.motion_matching
-    if name:
-        obj = bpy.data.objects.get(name)
-        if obj is None or obj.type != "ARMATURE":
-            raise MotionMatchingError("There is no armature named %s." % name)
-        return obj
-    if settings.bake_armature is not None:
-        return settings.bake_armature
-    for e in settings.entries:
-        if e.armature is not None:
-            return e.armature
-    raise MotionMatchingError("Choose the armature to bake onto (Bake panel).")
-
-
-def _controller(context, name):
-    if name:
-        obj = bpy.data.objects.get(name)
-        if obj is None:
-            raise MotionMatchingError("There is no object named %s to follow." % name)
-        return obj
-    obj = context.scene.motion_matching.controller
-    if obj is None:
-        raise MotionMatchingError("Choose a controller to follow (Bake panel), or add one from a curve.")
-    if obj.name not in context.scene.objects:
-        raise MotionMatchingError("The controller %s is not in this scene (deleted?): choose another." % obj.name)
-    return obj
-
-
 class MOTION_MATCHING_OT_bake(bpy.types.Operator):
     """Simulate motion matching along the controller over the frame range and key the result on the armature"""
 
@@ -136,8 +107,8 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         fs = self.frame_start or scene.frame_start
         fe = self.frame_end or scene.frame_end
         query = self.tag_query or scene.motion_matching.tag_query
-        ctrl = _controller(context, self.controller)
-        target = _target(context, self.armature)
+        ctrl = bake_bridge.controller_object(context, self.controller)
+        target = bake_bridge.bake_target(context, self.armature)
         _db, arrays, note = bake_bridge.ensure_database(context)
         setup = None
         if bake_bridge.needs_retarget(target, bake_bridge.skeleton_of(arrays)):
@@ -246,4 +217,4 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         return {"RUNNING_MODAL"}
 
 
-CLASSES = (MOTION_MATCHING_OT_bake,)
+classes = (MOTION_MATCHING_OT_bake,)

@@ -121,4 +121,4 @@ def menu_import(self, context):
     self.layout.operator(MOTION_MATCHING_OT_import_bvh.bl_idname, text="Motion Capture for Motion Matching (.bvh)")
 
 
-CLASSES = (MOTION_MATCHING_OT_import_bvh,)
+classes = (MOTION_MATCHING_OT_import_bvh,)

@@ -90,4 +90,4 @@ class MOTION_MATCHING_PT_report(bpy.types.Panel):
         col.label(text="Baked in %.2f s (%.0fx real time)" % (r["bake_seconds"], r["real_time_factor"]))
 
 
-CLASSES = (MOTION_MATCHING_PT_bake, MOTION_MATCHING_PT_preview, MOTION_MATCHING_PT_export, MOTION_MATCHING_PT_report)
+classes = (MOTION_MATCHING_PT_bake, MOTION_MATCHING_PT_preview, MOTION_MATCHING_PT_export, MOTION_MATCHING_PT_report)

@@ -134,7 +134,7 @@ class MOTION_MATCHING_PT_tags(bpy.types.Panel):
                 flow.label(text=move.name)
 
 
-CLASSES = (
+classes = (
     MOTION_MATCHING_UL_entries,
     MOTION_MATCHING_UL_feature_groups,
     MOTION_MATCHING_UL_tags,

@@ -41,4 +41,4 @@ class MOTION_MATCHING_PT_virtual_root(bpy.types.Panel):
             layout.label(text="T-pose stored: %d bones" % len(settings.tpose), icon="OUTLINER_OB_ARMATURE")
 
 
-CLASSES = (MOTION_MATCHING_PT_import, MOTION_MATCHING_PT_virtual_root)
+classes = (MOTION_MATCHING_PT_import, MOTION_MATCHING_PT_virtual_root)

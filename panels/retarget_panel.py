@@ -29,10 +29,7 @@ class MOTION_MATCHING_PT_retarget(bpy.types.Panel):
 
     def draw(self, context):
         layout = self.layout
-        settings = getattr(context.scene.motion_matching, "retarget", None)
-        if settings is None:
-            layout.label(text="Retarget properties not registered", icon="ERROR")
-            return
+        settings = context.scene.motion_matching.retarget
         col = layout.column(align=True)
         col.prop(settings, "source")
         col.prop(settings, "target")
@@ -81,4 +78,4 @@ class MOTION_MATCHING_PT_retarget(bpy.types.Panel):
             setattr(op, prop, getattr(settings, prop))
 
 
-CLASSES = (MOTION_MATCHING_UL_bone_map, MOTION_MATCHING_PT_retarget)
+classes = (MOTION_MATCHING_UL_bone_map, MOTION_MATCHING_PT_retarget)
