@@ -4,7 +4,7 @@ unregister in reverse. The one module that may import every layer."""
 
 import bpy
 
-from .motion_matching_addon import handlers, preview, properties, retarget_props
+from .motion_matching_addon import bake_settings, handlers, preview, properties, retarget_props
 from .operators import (bake, controller, database, export_baked, import_bvh, retarget, tags, tpose,
                         virtual_root)
 from .operators import preview as preview_operator
@@ -12,7 +12,7 @@ from .panels import bake_panel, database_panel, import_panel, retarget_panel
 
 # In dependency order: a property group before the groups that point to it.
 MODULES = (
-    retarget_props, properties,
+    retarget_props, bake_settings, properties,
     import_bvh, virtual_root, tpose, database, tags, retarget, controller, bake, preview_operator, export_baked,
     import_panel, database_panel, retarget_panel, bake_panel,
 )

@@ -23,7 +23,7 @@ channels, the root bone included), and what happened (rows, searches, jumps,
 costs, contacts, locks). :func:`resample` turns steps into scene frames.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from . import features as ft
 from . import foot_lock as fl
 from . import ik
 from . import inertialization as inert
+from . import metrics
 from . import springs
 from . import transforms as tf
 from . import virtual_root as vr
@@ -42,27 +43,87 @@ class BakeError(MotionMatchingError):
     """The bake cannot run with these inputs."""
 
 
+@dataclass(frozen=True)
+class Knob:
+    """How an interface shows one bake setting (the add-on's properties, panel and
+    command line are made from these). ``unit``: 'time' (seconds), 'length'
+    (metres), 'velocity' (m/s), 'angle' (radians), 'factor' or None; ``ui_name``:
+    the interface's name when it differs from the setting's (Blender's ``use_``
+    prefix). ``name``, ``type`` and ``default`` are filled in by :func:`knobs`."""
+
+    label: str
+    description: str
+    unit: str = None
+    min: float = None
+    max: float = None
+    soft_max: float = None
+    ui_name: str = None
+    name: str = None
+    type: type = None
+    default: object = None
+
+
+def knob(default, label, description, **shown):
+    """A setting a user may turn: its default, and how an interface shows it (:class:`Knob`)."""
+    return field(default=default, metadata={"knob": Knob(label, description, **shown)})
+
+
 @dataclass
 class BakeSettings:
-    """Every knob of the bake, with the defaults of the technique's references."""
+    """Every knob of the bake, with the defaults of the technique's references.
 
-    search_interval: float = 1.0 / 6.0      # seconds between searches
-    keep_window: int = 20                   # frames: a best row this close is no jump
-    inertialization_halflife: float = 0.1   # seconds
-    sim_halflife: float = 0.25              # spring character, position and facing
-    adjustment_halflife: float = 0.1        # pull of the root toward the spring character
-    adjustment_ratio: float = 0.5           # pull at most this fraction of the root's own speed
-    clamp_distance: float = 0.1             # metres: root never farther than this from the path
-    clamp_angle: float = np.radians(45.0)   # radians: nor turned more than this from it
-    force_search_angle: float = np.radians(45.0)  # wanted direction change that searches at once
-    force_search_speed: float = 1.0         # m/s change of wanted speed that searches at once
-    use_facing: bool = False                # face the controller's facing (strafe), not the path
-    foot_lock: bool = True
-    lock_speed: float = 0.15                # m/s
-    unlock_distance: float = 0.2            # m
-    lock_blend_halflife: float = 0.1        # s
+    The one definition of the bake's options: each field made with :func:`knob`
+    becomes an option of the bake operator, a scene setting in the Bake panel
+    (read by the bake and the live preview alike) and a command-line option."""
+
+    search_interval: float = knob(
+        1.0 / 6.0, "Search Interval", "Seconds between searches: shorter reacts faster to the path, longer plays "
+        "longer pieces of mocap", unit="time", min=1.0 / 120.0, soft_max=1.0)
+    keep_window: int = knob(
+        20, "Keep Window", "Frames: a best match this close to the frame playing is not a jump (fewer, longer "
+        "pieces)", min=0, soft_max=60)
+    inertialization_halflife: float = knob(
+        0.1, "Blend Half-Life", "How fast a jump's pose difference fades: shorter is snappier, longer hides jumps "
+        "better", unit="time", min=0.01, soft_max=0.5)
+    sim_halflife: float = knob(
+        0.25, "Path Half-Life", "Smoothing of the controller's path: shorter follows it tightly, longer asks for "
+        "gentler motion", unit="time", min=0.01, soft_max=1.0)
+    adjustment_halflife: float = knob(
+        0.1, "Adjustment Half-Life", "How fast the root is pulled toward the path: faster tracks better, slower "
+        "keeps the mocap's own steps", unit="time", min=0.01, soft_max=1.0)
+    adjustment_ratio: float = knob(
+        0.5, "Adjustment Limit", "The pull toward the path is at most this fraction of the root's own motion: "
+        "higher tracks better, lower slides the feet less", unit="factor", min=0.0, soft_max=2.0)
+    clamp_distance: float = knob(
+        0.1, "Clamp", "The root never strays farther than this from the path (tight clamps can make feet slide)",
+        unit="length", min=0.001, soft_max=1.0)
+    clamp_angle: float = knob(
+        np.radians(45.0), "Clamp Angle", "The character never faces farther than this from the wanted facing",
+        unit="angle", min=0.0, max=3.14159)
+    force_search_angle: float = knob(
+        np.radians(45.0), "Turn Search", "Search at once when the wanted direction turns this much: reacts to "
+        "sharp turns sooner", unit="angle", min=0.0, max=3.14159)
+    force_search_speed: float = knob(
+        1.0, "Speed Search", "Search at once when the wanted speed changes this much: reacts to starts and stops "
+        "sooner", unit="velocity", min=0.0, soft_max=5.0)
+    use_facing: bool = knob(
+        False, "Strafe (Use Controller Rotation)", "Face where the controller faces instead of where it goes")
+    foot_lock: bool = knob(
+        True, "Foot Lock", "Pin planted toes with two-joint leg IK", ui_name="use_foot_lock")
+    lock_speed: float = knob(
+        0.15, "Lock Speed", "A planted toe slower than this locks: higher locks more often (less sliding), but can "
+        "hold a foot that should move", unit="velocity", min=0.0, soft_max=2.0)
+    lock_on_data: bool = knob(
+        False, "Lock by Data", "Lock a toe when the take says it is planted and still, even if the path's "
+        "corrections drag the baked toe: about 2.5x more locks and less sliding, but legs may snap when a lock "
+        "holds through a jump; off: only when the baked toe itself is still")
+    lock_blend_halflife: float = knob(
+        0.1, "Release Half-Life", "How fast a released foot blends back to the animation", unit="time", min=0.01,
+        soft_max=0.5)
+    unlock_distance: float = knob(
+        0.2, "Unlock Distance", "Release a pinned toe when the animation pulls it this far away", unit="length",
+        min=0.01, soft_max=1.0)
     toe_floor: float = None                 # m: toes are kept above this height (None: no floor)
-    lock_on_data: bool = False              # lock when the take's toe is still (not the dragged baked toe)
 
     def check(self):
         for name in ("search_interval", "inertialization_halflife", "sim_halflife",
@@ -74,6 +135,17 @@ class BakeSettings:
                                 % (name.replace("_", " "), v))
         if self.keep_window < 0:
             raise BakeError("The keep-playing window cannot be negative.")
+
+
+def knobs():
+    """The settings a user may turn, in order: :class:`Knob` with name, type,
+    default and interface name filled in."""
+    out = []
+    for f in fields(BakeSettings):
+        k = f.metadata.get("knob")
+        if k is not None:
+            out.append(replace(k, name=f.name, type=f.type, default=f.default, ui_name=k.ui_name or f.name))
+    return tuple(out)
 
 
 @dataclass
@@ -137,7 +209,7 @@ def _next_rows(db):
     return nxt
 
 
-def _yaw_of(q):
+def yaw_of(q):
     """Yaw angle (about Z) of yaw quaternions, 0 facing -Y."""
     return 2.0 * np.arctan2(q[..., 3], q[..., 0])
 
@@ -249,7 +321,7 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
 
     nxt = _next_rows(db)
     dpos, drot = _row_deltas(db, root_positions, root_quats)
-    dyaw = _yaw_of(drot)
+    dyaw = yaw_of(drot)
 
     # 2-4. Rows, jumps and the root, step by step.
     rows = np.empty(S, dtype=np.int64)
@@ -367,7 +439,7 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     toes = None
     if (settings.foot_lock or settings.toe_floor is not None) and skeleton.legs:
         speeds = None if toe_speeds is None else np.asarray(toe_speeds)[rows]
-        rots, locked, lock_count, toes = _foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings,
+        rots, locked, lock_count, toes = apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings,
                                                     speeds)
     rots = tf.quat_unroll(tf.quat_normalize(rots), axis=0)
     yield 1.0
@@ -376,12 +448,19 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
                       root_pos=root_pos, root_quat=root_quat, sim_pos=sim_pos, controller=ctrl, toes=toes)
 
 
-def _pose(skeleton, locs, rots):
+def forward_kinematics(skeleton, locs, rots):
+    """Armature-space bone matrices (S, J, 4, 4) of pose channels (S, J, 3) and (S, J, 4)."""
     return tf.pose_fk(skeleton.parents, None, tf.compose(locs, tf.quat_to_matrix(rots)), skeleton.offsets)
 
 
-def _foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, speeds=None):
-    pose = _pose(skeleton, locs, rots)
+def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, speeds=None):
+    """Foot lock (``settings.foot_lock``) and the toe floor (``settings.toe_floor``)
+    on the legs of ``skeleton``, by two-joint IK on hip-knee-ankle, the foot
+    keeping its world orientation. ``contacts`` (S, 2) per step, ``root_quat``
+    (S, 4) the character's yaw (the knees' forward), ``speeds`` (S, 2) the take's
+    toe speeds (lock by data) or None. Returns (rotations, locked (S, 2), lock
+    count, toe positions (S, 2, 3))."""
+    pose = forward_kinematics(skeleton, locs, rots)
     S = len(locs)
     locked = np.zeros((S, 2), dtype=bool)
     count = 0
@@ -421,6 +500,25 @@ def _foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, speeds=N
         rots[idx, foot] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(low_w, offset_q[foot])), foot_w)
         toes_out[idx, side] = wanted[idx]
     return rots, locked, count, toes_out
+
+
+TOE_FLOOR_BELOW_PLANTED = 0.01   # m: the toe floor lies this far under the planted toe height
+
+
+def toe_floor(toe_heights, contacts):
+    """The height toes are kept above: the planted toe height (median over
+    contact frames) less 1 cm."""
+    return metrics.planted_height(np.ravel(toe_heights), np.ravel(contacts)) - TOE_FLOOR_BELOW_PLANTED
+
+
+def leg_points(skeleton, pose):
+    """(toes, ankles): (S, 2, 3) positions of both legs' toe and ankle (foot)
+    bones in ``pose`` (S, J, 4, 4); (None, None) when the skeleton has no legs."""
+    if not skeleton.legs:
+        return None, None
+    toes = pose[:, [leg[3] for leg in skeleton.legs]][:, :, :3, 3]
+    ankles = pose[:, [leg[2] for leg in skeleton.legs]][:, :, :3, 3]
+    return toes, ankles
 
 
 def resample(result, times):

@@ -4,6 +4,7 @@ import json
 
 import bpy
 
+from ..motion_matching_addon import bake_settings
 from .import_panel import CATEGORY
 
 
@@ -26,6 +27,27 @@ class MOTION_MATCHING_PT_bake(bpy.types.Panel):
         layout.prop(settings, "tag_query")
         layout.use_property_split = False
         layout.operator("motion_matching.bake", icon="RENDER_ANIMATION")
+
+
+class MOTION_MATCHING_PT_bake_settings(bpy.types.Panel):
+    """The scene's bake settings (one row per knob of core.bake.BakeSettings):
+    what Bake and the live preview use."""
+
+    bl_label = "Settings"
+    bl_idname = "MOTION_MATCHING_PT_bake_settings"
+    bl_parent_id = "MOTION_MATCHING_PT_bake"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = CATEGORY
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        settings = context.scene.motion_matching.bake_settings
+        col = layout.column(align=True)
+        for name in bake_settings.property_names():
+            col.prop(settings, name)
 
 
 class MOTION_MATCHING_PT_preview(bpy.types.Panel):
@@ -90,4 +112,5 @@ class MOTION_MATCHING_PT_report(bpy.types.Panel):
         col.label(text="Baked in %.2f s (%.0fx real time)" % (r["bake_seconds"], r["real_time_factor"]))
 
 
-classes = (MOTION_MATCHING_PT_bake, MOTION_MATCHING_PT_preview, MOTION_MATCHING_PT_export, MOTION_MATCHING_PT_report)
+classes = (MOTION_MATCHING_PT_bake, MOTION_MATCHING_PT_bake_settings, MOTION_MATCHING_PT_preview, MOTION_MATCHING_PT_export,
+           MOTION_MATCHING_PT_report)

@@ -46,9 +46,43 @@ def parse(argv):
     ap.add_argument("--scenario", default="showcase", help="built-in scenario name or a JSON waypoint file")
     ap.add_argument("--fps", type=float, default=24.0, help="the scene's frame rate (default 24)")
     ap.add_argument("--tag-query", default="", help="restrict matching to tagged frames, e.g. 'walk or run'")
-    ap.add_argument("--no-foot-lock", action="store_true", help="bake without foot lock")
     ap.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    group = ap.add_argument_group("bake settings", "one per knob of core.bake.BakeSettings (default: its default)")
+    for k in bake_knobs():
+        flag, text = "--" + k.name.replace("_", "-"), k.description.replace("%", "%%")
+        if k.type is bool:
+            group.add_argument(flag, dest=k.name, action=argparse.BooleanOptionalAction, default=None, help=text)
+        else:
+            unit = {"angle": "degrees", "time": "s", "length": "m", "velocity": "m/s"}.get(k.unit)
+            group.add_argument(flag, dest=k.name, type=k.type, default=None, metavar=k.type.__name__.upper(),
+                               help=text + (" (%s)" % unit if unit else ""))
     return ap.parse_args(argv)
+
+
+def bake_knobs():
+    """The bake's knobs (core.bake.knobs), from this repository's core package
+    (numpy and the standard library only: no Blender needed to read them)."""
+    import importlib
+    import importlib.util
+
+    name = "mm_tools_core"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, os.path.join(REPO, "core", "__init__.py"),
+                                                      submodule_search_locations=[os.path.join(REPO, "core")])
+        package = importlib.util.module_from_spec(spec)
+        sys.modules[name] = package
+        spec.loader.exec_module(package)
+    return importlib.import_module(name + ".bake").knobs()
+
+
+def set_bake_settings(settings, args):
+    """Put the knobs given on the command line on the scene's bake settings."""
+    import math
+
+    for k in bake_knobs():
+        value = getattr(args, k.name)
+        if value is not None:
+            setattr(settings, k.ui_name, math.radians(value) if k.unit == "angle" else value)
 
 
 _INSTALLED = []
@@ -132,7 +166,8 @@ def run(args):
     scene.motion_matching.bake_armature = armatures[0]
     os.makedirs(args.out, exist_ok=True)
     report_path = os.path.join(os.path.abspath(args.out), "report.json")
-    call(ops.bake, use_foot_lock=not args.no_foot_lock, report_path=report_path)
+    set_bake_settings(scene.motion_matching.bake_settings, args)
+    call(ops.bake, report_path=report_path)
     bpy.ops.wm.save_as_mainfile(filepath=os.path.join(os.path.abspath(args.out), "baked.blend"))
     with open(report_path) as fh:
         report = json.load(fh)

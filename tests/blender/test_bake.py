@@ -66,6 +66,25 @@ def test_foot_lock_reduces_sliding(tmp_path):
     off = _bake(tmp_path, "off.json", use_foot_lock=False)
     assert on["foot_locks"] > 0 and off["foot_locks"] == 0
     assert on["foot_sliding_cm_per_foot_per_moving_s"] < off["foot_sliding_cm_per_foot_per_moving_s"]
+    # The scene's bake settings are what a plain bake uses; an option given to the call wins.
+    bpy.context.scene.motion_matching.bake_settings.use_foot_lock = False
+    scene_off = _bake(tmp_path, "scene_off.json")
+    assert scene_off["foot_sliding_m"] == off["foot_sliding_m"] and scene_off["foot_locks"] == 0
+    option_on = _bake(tmp_path, "option_on.json", use_foot_lock=True)
+    assert option_on["foot_sliding_m"] == on["foot_sliding_m"] and option_on["foot_locks"] == on["foot_locks"]
+
+
+def test_every_bake_knob_is_an_option_and_a_scene_setting():
+    core_bake = H.addon_module("core.bake")
+    names = [k.ui_name for k in core_bake.knobs()]
+    assert "use_foot_lock" in names and "search_interval" in names and "toe_floor" not in names
+    op = bpy.ops.motion_matching.bake.get_rna_type().properties
+    scene_group = bpy.context.scene.motion_matching.bake_settings.bl_rna.properties
+    for k in core_bake.knobs():
+        assert k.ui_name in op and k.ui_name in scene_group, k.name
+        assert op[k.ui_name].name == scene_group[k.ui_name].name == k.label
+        assert op[k.ui_name].is_skip_save   # the scene's value counts unless the call gives one
+        assert getattr(bpy.context.scene.motion_matching.bake_settings, k.ui_name) == pytest.approx(k.default)
 
 
 def test_no_pops_and_determinism(tmp_path):
