@@ -82,6 +82,9 @@ class BakeSettings:
     keep_window: int = knob(
         20, "Keep Window", "Frames: a best match this close to the frame playing is not a jump (fewer, longer "
         "pieces)", min=0, soft_max=60)
+    jump_cost_margin: float = knob(
+        0.0, "Jump Margin", "A jump must match better than the frame playing on by this much (search cost): higher "
+        "plays longer pieces of mocap with fewer jumps, 0 always takes the best match", min=0.0, soft_max=5.0)
     inertialization_halflife: float = knob(
         0.1, "Blend Half-Life", "How fast a jump's pose difference fades: shorter is snappier, longer hides jumps "
         "better", unit="time", min=0.01, soft_max=0.5)
@@ -135,6 +138,8 @@ class BakeSettings:
                                 % (name.replace("_", " "), v))
         if self.keep_window < 0:
             raise BakeError("The keep-playing window cannot be negative.")
+        if not (np.isfinite(self.jump_cost_margin) and self.jump_cost_margin >= 0):
+            raise BakeError("The jump margin must be zero or a positive number (got %s)." % self.jump_cost_margin)
 
 
 def knobs():
@@ -333,12 +338,18 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     interval = max(1, int(round(settings.search_interval * fps)))
     query = np.empty(db.spec.dim)
 
-    def search(s, cur):
+    def search(s, cur, can_continue):
         query[:] = traj[s]
         # Before anything plays, the pose part is neutral (the mean pose).
         query[bone_cols] = db.raw[cur, bone_cols] if cur is not None else db.norm.mean[bone_cols]
         qn = ((query - db.norm.mean) / db.norm.scale) * weights
-        return index.search(qn, allowed)
+        best, best_cost = index.search(qn, allowed)
+        if can_continue and settings.jump_cost_margin > 0:
+            # Play on unless the best row beats the playing one by the margin.
+            own = float(np.sum((qn - db.features[cur]) ** 2))
+            if own <= best_cost + settings.jump_cost_margin:
+                return cur, own
+        return best, best_cost
 
     cur = None
     px, py = float(sim_pos[0, 0]), float(sim_pos[0, 1])
@@ -388,7 +399,7 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
                  or (np.hypot(*v) > 0.3 and np.hypot(*want_v) > 0.3 and abs(turn) > settings.force_search_angle))
         at_end = cur is not None and (nxt[cur] == cur or not allowed[cur])
         if cur is None or s - last_search >= interval or sharp or at_end:
-            best, best_cost = search(s, cur)
+            best, best_cost = search(s, cur, cur is not None and not at_end)
             searched[s] = True
             last_search = s
             want_v = v.copy()

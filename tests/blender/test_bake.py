@@ -74,6 +74,15 @@ def test_foot_lock_reduces_sliding(tmp_path):
     assert option_on["foot_sliding_m"] == on["foot_sliding_m"] and option_on["foot_locks"] == on["foot_locks"]
 
 
+def test_jump_margin_plays_longer_pieces(tmp_path):
+    _setup()
+    plain = _bake(tmp_path, "plain.json")
+    bpy.context.scene.motion_matching.bake_settings.jump_cost_margin = 2.0
+    held = _bake(tmp_path, "held.json")
+    assert held["jumps"] < plain["jumps"]
+    assert held["searches"] > 0 and held["tracking_error_max_m"] <= 0.10 + 0.02
+
+
 def test_every_bake_knob_is_an_option_and_a_scene_setting():
     core_bake = H.addon_module("core.bake")
     names = [k.ui_name for k in core_bake.knobs()]

@@ -35,6 +35,8 @@ def test_settings_from_knob_values_round_trip():
     s.check()
     with pytest.raises(bake.BakeError, match="search interval"):
         bake.BakeSettings(search_interval=0.0).check()
+    with pytest.raises(bake.BakeError, match="jump margin"):
+        bake.BakeSettings(jump_cost_margin=-1.0).check()
 
 
 def test_sliding_report_measures_take_and_bake_alike():
