@@ -290,45 +290,169 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     baked toe, which the path's corrections may be dragging, is still).
 
     A generator: it yields the fraction done now and then (so a caller can show
-    progress or stop early) and returns the :class:`BakeResult`.
+    progress or stop early) and returns the :class:`BakeResult`. The stages are
+    those of the module's description.
     """
     settings = settings or BakeSettings()
+    fps, ctrl, allowed = _checked_inputs(db, controller_pos, allowed, settings)
+    dt = 1.0 / fps
+    # 1. The spring character, and the trajectory part of every query.
+    facing = controller_facing if settings.use_facing else None
+    sim = springs.simulate_character(ctrl, facing, dt, halflife_pos=settings.sim_halflife,
+                                     halflife_rot=settings.sim_halflife)
+    sim_yaw = np.asarray(sim.yaws, dtype=np.float64)
+    matcher = _Matcher(db, trajectory_queries(db.spec, sim.positions, sim_yaw, fps), allowed,
+                       index or SearchIndex(db.features), settings)
+    # 2 and 4. The rows played (searches, jumps) and the root, step by step.
+    played = yield from _play_rows(db, ctrl, sim.positions, sim_yaw, sim.velocities, matcher,
+                                   _RootMotion(db, root_positions, root_quats, settings, dt), settings, fps)
+    # 3. The pose: the played rows' channels with inertialization at jumps.
+    locs, rots = _inertialize(pose_locations, pose_rotations, played.rows, played.jumped, skeleton.hips,
+                              _next_rows(db), fps, settings.inertialization_halflife)
+    root_quat = _pose_root_bone(skeleton, locs, rots, played.root_pos, played.root_yaw)
+    # 5. Foot lock and two-joint IK.
+    S = len(ctrl)
+    contacts = db.contacts[played.rows] if db.contacts is not None else np.zeros((S, 2), dtype=bool)
+    locked = np.zeros((S, 2), dtype=bool)
+    lock_count = 0
+    toes = None
+    if (settings.foot_lock or settings.toe_floor is not None) and skeleton.legs:
+        speeds = None if toe_speeds is None else np.asarray(toe_speeds)[played.rows]
+        rots, locked, lock_count, toes = apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings,
+                                                         speeds)
+    rots = tf.quat_unroll(tf.quat_normalize(rots), axis=0)
+    yield 1.0
+    return BakeResult(dt=dt, locations=locs, rotations=rots, rows=played.rows, searched=played.searched,
+                      jumped=played.jumped, cost=played.cost, contacts=contacts, locked=locked,
+                      lock_count=lock_count, root_pos=played.root_pos, root_quat=root_quat,
+                      sim_pos=sim.positions, controller=ctrl, toes=toes)
+
+
+def _checked_inputs(db, controller_pos, allowed, settings):
+    """Refuse what the bake cannot run on; return (database fps, the controller
+    path (S, 3) as float64, the allowed rows (N,))."""
     settings.check()
     fps = float(db.clip_fps[0])
     if not np.allclose(db.clip_fps, fps):
         raise BakeError("The database mixes frame rates (%s fps); bake needs one rate: re-import the "
                         "takes at the same rate." % ", ".join("%g" % f for f in np.unique(db.clip_fps)))
-    dt = 1.0 / fps
     ctrl = np.asarray(controller_pos, dtype=np.float64)
-    S = len(ctrl)
-    if S < 2:
+    if len(ctrl) < 2:
         raise BakeError("The bake needs at least two frames.")
     if not np.all(np.isfinite(ctrl)):
         raise BakeError("The controller's path holds NaN or infinite values.")
     allowed = db.valid if allowed is None else np.asarray(allowed, dtype=bool)
     if not allowed.any():
         raise BakeError("No database row may be played (every row is excluded or filtered out).")
-    index = index or SearchIndex(db.features)
-    J = len(skeleton.names)
+    return fps, ctrl, allowed
 
-    # 1. The spring character, and the trajectory part of every query.
-    facing = controller_facing if settings.use_facing else None
-    sim = springs.simulate_character(ctrl, facing, dt, halflife_pos=settings.sim_halflife,
-                                     halflife_rot=settings.sim_halflife)
-    sim_pos, sim_yaw, sim_vel = sim.positions, np.asarray(sim.yaws, dtype=np.float64), sim.velocities
-    traj = trajectory_queries(db.spec, sim_pos, sim_yaw, fps)
-    bone_cols = np.zeros(db.spec.dim, dtype=bool)
-    slices = ft.group_slices(db.spec)
-    for g in db.spec.groups:
-        if not g.is_trajectory:
-            bone_cols[slices[g.name]] = True
-    weights = ft.feature_weights(db.spec)
 
+class _Matcher:
+    """Stage 2's search: the query of a step (the playing row's pose features and
+    the spring character's trajectory ``traj`` (S, D), raw) against the allowed rows."""
+
+    def __init__(self, db, traj, allowed, index, settings):
+        self.db, self.traj, self.allowed, self.index = db, traj, allowed, index
+        self.margin = settings.jump_cost_margin
+        self.bone_cols = np.zeros(db.spec.dim, dtype=bool)
+        slices = ft.group_slices(db.spec)
+        for g in db.spec.groups:
+            if not g.is_trajectory:
+                self.bone_cols[slices[g.name]] = True
+        self.weights = ft.feature_weights(db.spec)
+        self.query = np.empty(db.spec.dim)
+
+    def search(self, s, cur, can_continue):
+        """(best row, its cost) for step ``s`` while row ``cur`` plays (None: nothing yet)."""
+        db, query, bone_cols = self.db, self.query, self.bone_cols
+        query[:] = self.traj[s]
+        # Before anything plays, the pose part is neutral (the mean pose).
+        query[bone_cols] = db.raw[cur, bone_cols] if cur is not None else db.norm.mean[bone_cols]
+        qn = ((query - db.norm.mean) / db.norm.scale) * self.weights
+        best, best_cost = self.index.search(qn, self.allowed)
+        if can_continue and self.margin > 0:
+            # Play on unless the best row beats the playing one by the margin.
+            own = float(np.sum((qn - db.features[cur]) ** 2))
+            if own <= best_cost + self.margin:
+                return cur, own
+        return best, best_cost
+
+
+class _RootMotion:
+    """Stage 4: the character's root (ground position and yaw), moved by the
+    played rows' own root motion, pulled toward the spring character and
+    clamped to the controller's path."""
+
+    def __init__(self, db, root_positions, root_quats, settings, dt):
+        self.dpos, drot = _row_deltas(db, root_positions, root_quats)
+        self.dyaw = yaw_of(drot)
+        self.ratio, self.clamp, self.clamp_a = settings.adjustment_ratio, settings.clamp_distance, settings.clamp_angle
+        self.alpha = 1.0 - np.exp(-np.log(2.0) / settings.adjustment_halflife * dt)
+
+    def advance(self, px, py, yaw, row, sim_xy, sim_yaw):
+        """One step along the row being left: its own root motion, in our frame,
+        then the pull toward the spring character (at most ratio * own motion)."""
+        c, sn = np.cos(yaw), np.sin(yaw)
+        lx, ly = self.dpos[row, 0], self.dpos[row, 1]
+        vx, vy = c * lx - sn * ly, sn * lx + c * ly
+        px += vx
+        py += vy
+        yaw += self.dyaw[row]
+        alpha, ratio = self.alpha, self.ratio
+        ax, ay = (sim_xy[0] - px) * alpha, (sim_xy[1] - py) * alpha
+        limit = ratio * np.hypot(vx, vy)
+        mag = np.hypot(ax, ay)
+        if mag > limit:
+            ax, ay = ax * limit / max(mag, 1e-12), ay * limit / max(mag, 1e-12)
+        px += ax
+        py += ay
+        dyw = springs.wrap_angle(sim_yaw - yaw)
+        limit_a = ratio * abs(self.dyaw[row])
+        step_a = dyw * alpha
+        yaw += float(np.clip(step_a, -limit_a, limit_a))
+        return px, py, yaw
+
+    def clamped(self, px, py, yaw, ctrl_xy, sim_yaw):
+        """Within the clamp distance of the controller (the path the user asked
+        for; the spring character only smooths it) and the clamp angle of the
+        wanted facing."""
+        clamp = self.clamp
+        ex, ey = px - ctrl_xy[0], py - ctrl_xy[1]
+        d = np.hypot(ex, ey)
+        if d > clamp:
+            px, py = ctrl_xy[0] + ex * clamp / d, ctrl_xy[1] + ey * clamp / d
+        dyw = springs.wrap_angle(yaw - sim_yaw)
+        if abs(dyw) > self.clamp_a:
+            yaw = sim_yaw + np.sign(dyw) * self.clamp_a
+        return px, py, yaw
+
+
+@dataclass
+class _Played:
+    """Stages 2 and 4, per step."""
+
+    rows: np.ndarray
+    searched: np.ndarray
+    jumped: np.ndarray
+    cost: np.ndarray
+    root_pos: np.ndarray
+    root_yaw: np.ndarray
+
+
+def _sharp_change(want_v, v, settings):
+    """Has the wanted velocity changed speed or turned enough to search at once?"""
+    turn = np.arctan2(want_v[0] * v[1] - want_v[1] * v[0], want_v @ v)
+    return (abs(np.hypot(*v) - np.hypot(*want_v)) > settings.force_search_speed
+            or (np.hypot(*v) > 0.3 and np.hypot(*want_v) > 0.3 and abs(turn) > settings.force_search_angle))
+
+
+def _play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps):
+    """Stages 2 and 4, step by step: search on schedule, at a clip end, or when
+    the wanted motion changes sharply; a best row close to the playing one is no
+    jump; the root follows. A generator yielding progress (up to 0.8), returning
+    :class:`_Played`."""
+    S = len(ctrl)
     nxt = _next_rows(db)
-    dpos, drot = _row_deltas(db, root_positions, root_quats)
-    dyaw = yaw_of(drot)
-
-    # 2-4. Rows, jumps and the root, step by step.
     rows = np.empty(S, dtype=np.int64)
     searched = np.zeros(S, dtype=bool)
     jumped = np.zeros(S, dtype=bool)
@@ -336,70 +460,22 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     root_pos = np.empty((S, 3))
     root_yaw = np.empty(S)
     interval = max(1, int(round(settings.search_interval * fps)))
-    query = np.empty(db.spec.dim)
-
-    def search(s, cur, can_continue):
-        query[:] = traj[s]
-        # Before anything plays, the pose part is neutral (the mean pose).
-        query[bone_cols] = db.raw[cur, bone_cols] if cur is not None else db.norm.mean[bone_cols]
-        qn = ((query - db.norm.mean) / db.norm.scale) * weights
-        best, best_cost = index.search(qn, allowed)
-        if can_continue and settings.jump_cost_margin > 0:
-            # Play on unless the best row beats the playing one by the margin.
-            own = float(np.sum((qn - db.features[cur]) ** 2))
-            if own <= best_cost + settings.jump_cost_margin:
-                return cur, own
-        return best, best_cost
-
     cur = None
     px, py = float(sim_pos[0, 0]), float(sim_pos[0, 1])
     yaw = float(sim_yaw[0])
     last_search = -interval
     want_v = sim_vel[0, :2].copy()
-    ratio, clamp, clamp_a = settings.adjustment_ratio, settings.clamp_distance, settings.clamp_angle
-    alpha = 1.0 - np.exp(-np.log(2.0) / settings.adjustment_halflife * dt)
     for s in range(S):
         if s % 256 == 0:
             yield 0.8 * s / S
         if cur is not None:
-            # Advance along the row being left: its own root motion, in our frame.
-            c, sn = np.cos(yaw), np.sin(yaw)
-            lx, ly = dpos[cur, 0], dpos[cur, 1]
-            vx, vy = c * lx - sn * ly, sn * lx + c * ly
-            px += vx
-            py += vy
-            yaw += dyaw[cur]
-            # Adjustment toward the spring character, at most ratio * own motion.
-            ax, ay = (sim_pos[s, 0] - px) * alpha, (sim_pos[s, 1] - py) * alpha
-            limit = ratio * np.hypot(vx, vy)
-            mag = np.hypot(ax, ay)
-            if mag > limit:
-                ax, ay = ax * limit / max(mag, 1e-12), ay * limit / max(mag, 1e-12)
-            px += ax
-            py += ay
-            dyw = springs.wrap_angle(sim_yaw[s] - yaw)
-            limit_a = ratio * abs(dyaw[cur])
-            step_a = dyw * alpha
-            yaw += float(np.clip(step_a, -limit_a, limit_a))
+            px, py, yaw = root.advance(px, py, yaw, cur, sim_pos[s], sim_yaw[s])
             cur = int(nxt[cur]) if nxt[cur] != cur else cur
-        # Clamp to the controller: the path the user asked for. (The spring
-        # character only smooths it; pulling toward the spring and clamping to
-        # the path keeps the character on the path within the clamp.)
-        ex, ey = px - ctrl[s, 0], py - ctrl[s, 1]
-        d = np.hypot(ex, ey)
-        if d > clamp:
-            px, py = ctrl[s, 0] + ex * clamp / d, ctrl[s, 1] + ey * clamp / d
-        dyw = springs.wrap_angle(yaw - sim_yaw[s])
-        if abs(dyw) > clamp_a:
-            yaw = sim_yaw[s] + np.sign(dyw) * clamp_a
-        # Search on schedule, at a clip end, or when the wanted motion changes sharply.
+        px, py, yaw = root.clamped(px, py, yaw, ctrl[s], sim_yaw[s])
         v = sim_vel[s, :2]
-        turn = np.arctan2(want_v[0] * v[1] - want_v[1] * v[0], want_v @ v)
-        sharp = (abs(np.hypot(*v) - np.hypot(*want_v)) > settings.force_search_speed
-                 or (np.hypot(*v) > 0.3 and np.hypot(*want_v) > 0.3 and abs(turn) > settings.force_search_angle))
-        at_end = cur is not None and (nxt[cur] == cur or not allowed[cur])
-        if cur is None or s - last_search >= interval or sharp or at_end:
-            best, best_cost = search(s, cur, cur is not None and not at_end)
+        at_end = cur is not None and (nxt[cur] == cur or not matcher.allowed[cur])
+        if cur is None or s - last_search >= interval or _sharp_change(want_v, v, settings) or at_end:
+            best, best_cost = matcher.search(s, cur, cur is not None and not at_end)
             searched[s] = True
             last_search = s
             want_v = v.copy()
@@ -415,16 +491,21 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
         rows[s] = cur
         root_pos[s] = (px, py, 0.0)
         root_yaw[s] = yaw
+    return _Played(rows=rows, searched=searched, jumped=jumped, cost=cost, root_pos=root_pos, root_yaw=root_yaw)
 
-    # 3. The pose: the played rows' channels with inertialization at jumps.
+
+def _inertialize(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps, halflife):
+    """Stage 3: the played rows' pose channels, float64 (S, J, 3) and (S, J, 4),
+    with each jump's pose difference (every joint's rotation and the hips'
+    location) fading over ``halflife``."""
+    dt = 1.0 / fps
     av = _angular_velocities(pose_rotations, nxt, fps)
-    hips = skeleton.hips
     lin = (pose_locations[nxt, hips] - pose_locations[:, hips]) * fps
     locs = pose_locations[rows].astype(np.float64)
     rots = pose_rotations[rows].astype(np.float64)
-    inz = inert.Inertializer(J, settings.inertialization_halflife)
+    inz = inert.Inertializer(pose_rotations.shape[1], halflife)
     prev_row = rows[0]
-    for s in range(S):
+    for s in range(len(rows)):
         r = rows[s]
         if jumped[s]:
             # What was playing would have continued to nxt[prev_row] at this instant.
@@ -435,28 +516,18 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
         rots[s] = out_rot
         locs[s, hips] = out_pos
         prev_row = r
+    return locs, rots
 
-    # The root bone: the character frame in bone axes.
+
+def _pose_root_bone(skeleton, locs, rots, root_pos, root_yaw):
+    """Put the character frame on the root bone's channels (in bone axes), in
+    place; returns the frame's yaw quaternions (S, 4)."""
     root_quat = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), root_yaw)
     root_bone = vr.root_bone_matrices(root_pos, root_quat)
     basis = np.linalg.inv(skeleton.offsets[skeleton.root]) @ root_bone
     locs[:, skeleton.root] = basis[:, :3, 3]
     rots[:, skeleton.root] = tf.matrix_to_quat(basis[:, :3, :3])
-
-    # 5. Foot lock and two-joint IK.
-    contacts = db.contacts[rows] if db.contacts is not None else np.zeros((S, 2), dtype=bool)
-    locked = np.zeros((S, 2), dtype=bool)
-    lock_count = 0
-    toes = None
-    if (settings.foot_lock or settings.toe_floor is not None) and skeleton.legs:
-        speeds = None if toe_speeds is None else np.asarray(toe_speeds)[rows]
-        rots, locked, lock_count, toes = apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings,
-                                                    speeds)
-    rots = tf.quat_unroll(tf.quat_normalize(rots), axis=0)
-    yield 1.0
-    return BakeResult(dt=dt, locations=locs, rotations=rots, rows=rows, searched=searched, jumped=jumped,
-                      cost=cost, contacts=contacts, locked=locked, lock_count=lock_count,
-                      root_pos=root_pos, root_quat=root_quat, sim_pos=sim_pos, controller=ctrl, toes=toes)
+    return root_quat
 
 
 def forward_kinematics(skeleton, locs, rots):
