@@ -154,7 +154,7 @@ def knobs():
 
 
 @dataclass
-class Skeleton:
+class BakeSkeleton:
     """The database skeleton: bone order, parents and Blender's rest offsets."""
 
     names: list

@@ -62,7 +62,7 @@ from .errors import MotionMatchingError
 
 __all__ = [
     "RetargetError",
-    "Skeleton",
+    "RetargetSkeleton",
     "TPose",
     "Constraint",
     "Plan",
@@ -199,7 +199,7 @@ def _descendant_point(parents, offsets, top, bone):
 # Skeletons and T-poses
 
 
-class Skeleton:
+class RetargetSkeleton:
     """What retargeting needs of one armature.
 
     ``names`` (J,), ``parents`` (J,) with parents first, ``offsets`` (J, 4, 4)
@@ -523,7 +523,7 @@ def prepare(source, target, source_tpose, target_tpose, root_motion="HIPS", scal
             source_root=None, target_root=None):
     """Pair the skeletons and fix the per-bone corrections.
 
-    ``source``/``target``: :class:`Skeleton`; ``*_tpose``: :class:`TPose`.
+    ``source``/``target``: :class:`RetargetSkeleton`; ``*_tpose``: :class:`TPose`.
     ``root_motion``: "HIPS" puts the whole translation on the target hips;
     "ROOT" also keys ``target_root`` (a target bone above the hips; default:
     the hips' topmost ancestor) with the ground motion of ``source_root``

@@ -14,16 +14,13 @@ from ..core import transforms as tf
 from ..core.errors import MotionMatchingError
 from ..core.search import SearchIndex
 from . import armature_data, compat, database_build, database_search, database_store, handlers
+from .scene_data import scene_fps
 
 # Keyed custom properties on the baked armature, per frame.
 FIGURES = ("mm_match_cost", "mm_jump", "mm_contact_left", "mm_contact_right",
            "mm_lock_left", "mm_lock_right", "mm_tracking_error")
 
 _index_cache = {}
-
-
-def scene_fps(scene):
-    return scene.render.fps / scene.render.fps_base
 
 
 def bake_target(context, name=""):
@@ -86,7 +83,7 @@ def ensure_database(context):
 
 
 def skeleton_of(arrays):
-    """core.bake.Skeleton from the stored database."""
+    """core.bake.BakeSkeleton from the stored database."""
     names = [str(n) for n in arrays["bone_names"]]
     parents = np.asarray(arrays["bone_parents"], dtype=np.int64)
     bones = json.loads(str(arrays["feature_bones_json"]))
@@ -101,7 +98,7 @@ def skeleton_of(arrays):
             legs.append((names.index(up), names.index(low), names.index(foot), names.index(toe)))
     if len(legs) != 2:
         legs = []   # no clean hip-knee-ankle chains: foot lock is skipped
-    return core_bake.Skeleton(names=names, parents=parents, offsets=np.asarray(arrays["bone_offsets"]),
+    return core_bake.BakeSkeleton(names=names, parents=parents, offsets=np.asarray(arrays["bone_offsets"]),
                               root=names.index(bones["root"]), hips=names.index(bones["hips"]), legs=legs)
 
 
@@ -138,14 +135,14 @@ def search_index(db, arrays):
 class BakeOutput:
     """What a bake computed, ready to key (nothing is written yet)."""
 
-    result: core_bake.BakeResult     # per simulation step, at the database's rate
-    frames: np.ndarray               # (F,) the scene frames to key
-    times: np.ndarray                # (F,) their seconds from the first
-    locations: np.ndarray            # (F, J, 3) pose-bone locations on those frames
-    rotations: np.ndarray            # (F, J, 4) pose-bone quaternions
-    skeleton: core_bake.Skeleton     # the database skeleton
-    settings: core_bake.BakeSettings  # as baked (the toe floor filled in)
-    report: dict                     # the report's figures (README, report.json) and per-frame arrays
+    result: core_bake.BakeResult       # per simulation step, at the database's rate
+    frames: np.ndarray                 # (F,) the scene frames to key
+    times: np.ndarray                  # (F,) their seconds from the first
+    locations: np.ndarray              # (F, J, 3) pose-bone locations on those frames
+    rotations: np.ndarray              # (F, J, 4) pose-bone quaternions
+    skeleton: core_bake.BakeSkeleton   # the database skeleton
+    settings: core_bake.BakeSettings   # as baked (the toe floor filled in)
+    report: dict                       # the report's figures (README, report.json) and per-frame arrays
 
 
 def run(*args, progress=None, **kwargs):
@@ -376,7 +373,7 @@ def write_retargeted(context, target, output, setup, name="MM_Bake"):
     warnings = list(getattr(setup, "warnings", []))
     keyed = set(int(j) for j in result.keyed)
     if len(legs) == 2 and all(j in keyed for leg in legs for j in leg[:3]) and not getattr(setup.plan, "overridden", None):
-        t_skel = core_bake.Skeleton(names=names, parents=np.asarray(tgt.parents),
+        t_skel = core_bake.BakeSkeleton(names=names, parents=np.asarray(tgt.parents),
                                     offsets=armature_data.rest_offsets(target.data, names),
                                     root=0, hips=names.index(tmap["Hips"]), legs=legs)
         yaw = report["per_frame"]["root_yaw"]

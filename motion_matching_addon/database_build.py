@@ -17,12 +17,9 @@ from ..core import transforms as tf
 from ..core import virtual_root as vr
 from ..core.errors import MotionMatchingError
 from . import armature_data, compat, database_search, database_store
+from .scene_data import scene_fps
 
 ADDON_FORMAT = "motion_matching.database/1"
-
-
-def scene_fps(scene):
-    return scene.render.fps / scene.render.fps_base
 
 
 def action_fps(action, scene):
@@ -40,10 +37,9 @@ def action_frames(action, obj):
             n = len(fc.keyframe_points)
             if n == 0:
                 continue
-            co = np.empty(2 * n, dtype=np.float32)
-            fc.keyframe_points.foreach_get("co", co)
-            lo = co[0] if lo is None else min(lo, co[0::2].min())
-            hi = co[-2] if hi is None else max(hi, co[0::2].max())
+            x = compat.read_curve(fc, ("co",))["co"][:, 0]
+            lo = x[0] if lo is None else min(lo, x.min())
+            hi = x[-1] if hi is None else max(hi, x.max())
         if lo is None:
             raise MotionMatchingError("The action %s has no keys." % action.name)
         start, end = lo, hi
@@ -218,11 +214,9 @@ def fingerprint(scene):
             h.update(("%s:%d:%d" % (t.name, t.frame_start, t.frame_end)).encode())
         for fc in compat.fcurves(e.action, e.armature):
             h.update(("%s[%d]" % (fc.data_path, fc.array_index)).encode())
-            n = len(fc.keyframe_points)
+            keys = compat.read_curve(fc, ("co", "handle_left", "handle_right"))
             for prop in ("co", "handle_left", "handle_right"):
-                buf = np.empty(2 * n, dtype=np.float32)
-                fc.keyframe_points.foreach_get(prop, buf)
-                h.update(buf.tobytes())
+                h.update(keys[prop].tobytes())
         h.update(np.asarray(e.armature.matrix_world, dtype=np.float32).tobytes())
     return h.hexdigest()
 

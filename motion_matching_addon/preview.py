@@ -4,9 +4,9 @@ pose the bake would key on that frame, without writing keys.
 Turning preview on runs the bake's simulation once over the scene's range, with
 the scene's bake settings (the ones the Bake button uses), and keeps the result
 in memory; a frame-change handler then sets each pose bone's channels from it,
-so scrubbing backwards shows exactly what playing forward shows. The armature's action is set aside while previewing (an action would
-override the pose) and given back when preview is turned off. A viewport
-overlay draws the controller's wanted future path, the matched path from the
+so scrubbing backwards shows exactly what playing forward shows. The armature's
+action is set aside while previewing (an action would override the pose) and
+given back when preview is turned off. A viewport overlay draws the controller's wanted future path, the matched path from the
 database, and foot contacts and locks; it does nothing in background mode and
 never raises.
 """
@@ -17,6 +17,7 @@ from bpy.app.handlers import persistent
 
 from ..core import transforms as tf
 from . import bake_bridge, bake_settings, compat
+from .scene_data import scene_fps
 
 _state = {}          # scene name -> dict(result, frames, locs, rots, skeleton, armature, action, report)
 _draw_handle = []
@@ -131,7 +132,7 @@ def overlay_lines(scene, horizon_s=1.0):
     arm = bpy.data.objects.get(st["armature"])
     mw = np.asarray(arm.matrix_world, dtype=np.float64) if arm else np.eye(4)
     frames = st["frames"]
-    fps = scene.render.fps / scene.render.fps_base
+    fps = scene_fps(scene)
     t = (scene.frame_current - frames[0]) / fps
     s = int(np.clip(np.rint(t / res.dt), 0, len(res.rows) - 1))
     k = int(round(horizon_s / res.dt))

@@ -65,4 +65,3 @@ class MOTION_MATCHING_PG_retarget(bpy.types.PropertyGroup):
 
 
 classes = (MOTION_MATCHING_PG_bone_map, MOTION_MATCHING_PG_retarget)
-

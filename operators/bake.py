@@ -8,7 +8,7 @@ from bpy.props import IntProperty, StringProperty
 
 from ..core.bake import run_to_end
 from ..core.errors import MotionMatchingError
-from ..motion_matching_addon import bake_bridge, bake_settings
+from ..motion_matching_addon import bake_bridge, bake_settings, scene_data
 
 
 @bake_settings.with_knobs(options={"SKIP_SAVE"})
@@ -75,9 +75,7 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
             bake_bridge.write(target, output)
         scene = context.scene
         text = bake_bridge.report_text(report)
-        block = bpy.data.texts.get("Motion Matching Bake") or bpy.data.texts.new("Motion Matching Bake")
-        block.clear()
-        block.write(text + "\n")
+        scene_data.write_text("Motion Matching Bake", text + "\n")
         data = bake_bridge.json_report(report)
         scene.motion_matching.last_bake_report = json.dumps(data)
         if self.report_path:

@@ -10,7 +10,7 @@ from bpy_extras.io_utils import ImportHelper
 from ..core import auto_tags
 from ..core import tags as core_tags
 from ..core.errors import MotionMatchingError
-from ..motion_matching_addon import database_store, tags_bridge
+from ..motion_matching_addon import database_store, scene_data, tags_bridge
 from ..motion_matching_addon.properties import mark_stale
 
 
@@ -247,9 +247,7 @@ class MOTION_MATCHING_OT_database_report(bpy.types.Operator):
             self.report({"ERROR"}, str(ex))
             return {"CANCELLED"}
         text = core_tags.format_report_text(report)
-        block = bpy.data.texts.get("Motion Matching Coverage") or bpy.data.texts.new("Motion Matching Coverage")
-        block.clear()
-        block.write(text)
+        scene_data.write_text("Motion Matching Coverage", text)
         if self.filepath:
             try:
                 with open(bpy.path.abspath(self.filepath), "w") as fh:

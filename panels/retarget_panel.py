@@ -4,7 +4,7 @@ an editable list, presets, T-pose and the retarget button."""
 import bpy
 
 from ..core import humanoid
-from .import_panel import CATEGORY
+from .sidebar import SidebarPanel
 
 
 class MOTION_MATCHING_UL_bone_map(bpy.types.UIList):
@@ -19,12 +19,9 @@ class MOTION_MATCHING_UL_bone_map(bpy.types.UIList):
         split.prop_search(item, "bone", item.id_data, "bones", text="")
 
 
-class MOTION_MATCHING_PT_retarget(bpy.types.Panel):
+class MOTION_MATCHING_PT_retarget(SidebarPanel, bpy.types.Panel):
     bl_label = "Retarget"
     bl_idname = "MOTION_MATCHING_PT_retarget"
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = CATEGORY
     bl_options = {"DEFAULT_CLOSED"}
 
     def draw(self, context):

@@ -6,6 +6,7 @@ that runs back up is still a dependency that runs back up."""
 
 import ast
 import os
+import re
 
 import pytest
 
@@ -157,16 +158,29 @@ def test_no_import_cycle():
     assert cycles(GRAPH) == []
 
 
+def _blender_classes(tree):
+    """Names of the classes a module defines on a bpy.types base, and its ``classes`` list (None if none)."""
+    defined = [node.name for node in tree.body if isinstance(node, ast.ClassDef)
+               and any(ast.unparse(b).startswith("bpy.types.") for b in node.bases)]
+    listed = None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "classes" for t in node.targets):
+            listed = [ast.unparse(e) for e in node.value.elts]
+    return defined, listed
+
+
 def test_registration_lists_classes_per_module():
-    """Each operators/panels module says what it registers, as Blender's bundled add-ons do."""
+    """Each module that defines Blender classes lists them in ``classes``, as
+    Blender's bundled add-ons do, and the registration module registers it."""
+    with open(os.path.join(REPO, "registration.py"), encoding="utf-8") as fh:
+        registration = fh.read()
     for module, path in addon_modules().items():
-        if layer_of(module) not in (2, 3) or module in ("operators", "panels"):
-            continue
         with open(path, encoding="utf-8") as fh:
-            tree = ast.parse(fh.read(), path)
-        names = {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets
-                 if isinstance(t, ast.Name)}
-        assert "classes" in names, module
+            defined, listed = _blender_classes(ast.parse(fh.read(), path))
+        if not defined:
+            continue
+        assert listed is not None and set(defined) <= set(listed), module
+        assert re.search(r"\b%s\b" % module.rpartition(".")[2], registration), module
 
 
 # The checks themselves, on small made-up trees (so they are known to be able to fail).
@@ -189,7 +203,8 @@ def _tree(tmp_path, files):
       "operators/op.py": "", "motion_matching_addon/x.py": "def f():\n    from ..operators.op import g\n"},
      [("motion_matching_addon.x", "operators.op")], []),
     ({"core/__init__.py": "", "motion_matching_addon/__init__.py": "",
-      "motion_matching_addon/p.py": "from .q import A\n", "motion_matching_addon/q.py": "def f():\n    from . import p\n"},
+      "motion_matching_addon/p.py": "from .q import A\n",
+      "motion_matching_addon/q.py": "def f():\n    from . import p\n"},
      [], [["motion_matching_addon.p", "motion_matching_addon.q"]]),
 ])
 def test_the_checks_catch_made_up_faults(tmp_path, files, upward, loops):
