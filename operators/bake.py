@@ -113,9 +113,8 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         bake_settings.fill_unset(self, context.scene.motion_matching.bake_settings)
         if context.window is None:
             return self.execute(context)
-        self._frame = context.scene.frame_current
         try:
-            self._steps, self._target_obj, self._setup = self._start(context)
+            self.begin_slices(context)
         except MotionMatchingError as ex:
             self.report({"ERROR"}, str(ex))
             return {"CANCELLED"}
@@ -126,11 +125,24 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         context.workspace.status_text_set("Baking motion matching... Esc to cancel")
         return {"RUNNING_MODAL"}
 
+    def begin_slices(self, context):
+        """The state :meth:`modal` runs from: the bake's step generator, its
+        target and retarget setup, the frame to come back to. invoke sets it up
+        before adding the timer and the modal handler (tests drive modal() from
+        here, without a window)."""
+        self._frame = context.scene.frame_current
+        self._timer = None
+        self._fraction = 0.0
+        self._steps, self._target_obj, self._setup = self._start(context)
+
     def _stop(self, context):
         wm = context.window_manager
-        wm.event_timer_remove(self._timer)
+        if self._timer is not None:
+            wm.event_timer_remove(self._timer)
+            self._timer = None
         wm.progress_end()
-        context.workspace.status_text_set(None)
+        if context.workspace is not None:   # none without a window
+            context.workspace.status_text_set(None)
         self._steps.close()
         context.scene.frame_set(self._frame)
 
@@ -144,7 +156,8 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         try:
             deadline = time.perf_counter() + 0.05
             while time.perf_counter() < deadline:
-                context.window_manager.progress_update(int(100 * next(self._steps)))
+                self._fraction = next(self._steps)
+                context.window_manager.progress_update(int(100 * self._fraction))
         except StopIteration as done:
             self._stop(context)
             try:

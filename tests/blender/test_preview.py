@@ -6,7 +6,6 @@ import bpy
 import numpy as np
 
 import bl_helpers as H
-from test_bake import _setup
 
 
 def _pose_matrices(obj, names):
@@ -14,8 +13,8 @@ def _pose_matrices(obj, names):
     return np.array([np.array(obj.matrix_world @ obj.pose.bones[n].matrix) for n in names])
 
 
-def test_preview_equals_bake_in_random_order(tmp_path):
-    obj, ctrl = _setup(fps=24)
+def test_preview_equals_bake_in_random_order(tmp_path, take_on_path):
+    obj, ctrl = take_on_path(fps=24)
     scene = bpy.context.scene
     scene.frame_end = 200
     take = obj.animation_data.action
@@ -41,10 +40,10 @@ def test_preview_equals_bake_in_random_order(tmp_path):
         assert np.abs(baked - previewed[f]).max() < 1e-5, f
 
 
-def test_preview_uses_the_scene_bake_settings(tmp_path):
+def test_preview_uses_the_scene_bake_settings(tmp_path, take_on_path):
     """Foot lock off and a longer search interval on the scene: the preview shows
     what the bake keys with them, which is not what the defaults key."""
-    obj, ctrl = _setup(fps=24)
+    obj, ctrl = take_on_path(fps=24)
     scene = bpy.context.scene
     scene.frame_end = 160
     names = [b.name for b in obj.data.bones]

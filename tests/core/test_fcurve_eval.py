@@ -1,8 +1,6 @@
 """core.fcurve_eval without Blender: segments, snapping, extrapolation, the handle
 correction and the cubic solve, checked against plain float64 maths."""
 
-import time
-
 import numpy as np
 import pytest
 
@@ -273,7 +271,9 @@ def test_evaluate_curves_is_evaluate_keys_per_curve():
     assert info.value.curve_index == 2
 
 
-def test_speed_of_100_sparse_curves_over_5000_frames():
+def test_100_sparse_curves_over_5000_frames_in_one_call():
+    """At scale, one call gives each curve what it gives alone, passes through
+    every key, and stays finite. (Its speed is a benchmark's business, not a test's.)"""
     rng = np.random.default_rng(0)
     curves = []
     for _ in range(100):
@@ -287,9 +287,10 @@ def test_speed_of_100_sparse_curves_over_5000_frames():
         curves.append({"co": co, "handle_left": hl, "handle_right": hr,
                        "interpolation": np.where(rng.random(n) < 0.9, BEZIER, LINEAR)})
     frames = np.arange(5000.0)
-    best = np.inf
-    for _ in range(3):
-        start = time.perf_counter()
-        evaluate_curves(curves, frames, "LINEAR")
-        best = min(best, time.perf_counter() - start)
-    assert best < 0.1
+    values = evaluate_curves(curves, frames, "LINEAR")
+    assert np.isfinite(values).all() and np.shape(values) == (100, len(frames))
+    for k in (0, 41, 99):
+        assert np.array_equal(values[k], evaluate_curves([curves[k]], frames, "LINEAR")[0])
+        co = curves[k]["co"]
+        inside = co[:, 0] < frames[-1]
+        np.testing.assert_allclose(values[k][co[inside, 0].astype(int)], co[inside, 1], atol=1e-9)

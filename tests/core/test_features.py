@@ -2,7 +2,6 @@
 
 import io
 import math
-import time
 
 import numpy as np
 import pytest
@@ -518,7 +517,9 @@ def test_to_arrays_round_trip_through_npz():
 # ------------------------------------------------------------------------ performance
 
 
-def test_build_database_is_fast_on_a_take_sized_clip():
+def test_build_database_on_a_take_sized_clip():
+    """A take-sized clip builds a database of its size with finite features.
+    (Build time is measured by bench/bench_database.py, not asserted here.)"""
     rng = np.random.default_rng(0)
     n, j, fps = 5562, 23, 60.0
     names = [f"J{k}" for k in range(j)]
@@ -528,12 +529,6 @@ def test_build_database_is_fast_on_a_take_sized_clip():
     root[:, 2] = 0.0
     clip = Clip("take", fps, names, pos, root, yaw_quats(yaw))
     spec = default_spec("J3", "J7", "J0")
-    best = min(_timed(lambda: build_database(spec, [clip], contact_joints=("J4", "J8")))
-               for _ in range(3))
-    assert best < 0.1, f"build_database took {best:.3f} s"
-
-
-def _timed(fn):
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
+    db = build_database(spec, [clip], contact_joints=("J4", "J8"))
+    assert db.num_rows == n and db.features.shape == (n, spec.dim)
+    assert np.isfinite(db.features).all() and db.valid.sum() > n - 2 * fps
