@@ -4,12 +4,12 @@ registration module."""
 
 
 def register():
-    from .motion_matching_addon import registration
+    from . import registration
 
     registration.register()
 
 
 def unregister():
-    from .motion_matching_addon import registration
+    from . import registration
 
     registration.unregister()

@@ -19,18 +19,6 @@ from tools import addon_session  # noqa: E402
 SAMPLES = os.path.join(addon_session.REPO, "samples")
 
 
-def ensure_registered():
-    """Register the retarget property groups if the add-on does not yet."""
-    import bpy
-    import importlib
-
-    props = importlib.import_module(addon_session.MODULE + ".motion_matching_addon.retarget_props")
-    for cls in props.CLASSES:
-        if not cls.is_registered:
-            bpy.utils.register_class(cls)
-    props.attach()
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=5)
@@ -39,7 +27,6 @@ def main():
     import bpy
     import importlib
 
-    ensure_registered()
     bpy.ops.preferences.addon_enable(module="rigify")
     try:
         bpy.ops.wm.read_homefile(use_empty=True)

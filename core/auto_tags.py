@@ -281,17 +281,10 @@ def suggest_tags(root_pos, facing, fps, names=None, **thresholds):
             continue
         ranges[kind].append((max(ea - margin, 0), min(sb + margin, n - 1)))
 
-    # Turns: signed yaw rate, positive = counter-clockwise from above = left.
+    # Turns.
     if n > 1:
-        yaw = np.unwrap(np.arctan2(fac[:, 1], fac[:, 0]))
-        rate = _moving_average(np.degrees(np.gradient(yaw)) * fps, th["smooth_turn_s"], fps)
-        r, hy = th["turn_rate_deg_s"], th["turn_hysteresis_deg_s"]
-        turn = _hysteresis(rate, {1: (r, math.inf, r - hy, math.inf),
-                                  2: (-math.inf, -r, -math.inf, -(r - hy))})
-        shortest_turn = _min_frames(th["min_turn_s"], fps)
-        for label, s, e in _runs(turn):
-            if e - s + 1 >= shortest_turn:
-                ranges["turn_left" if label == 1 else "turn_right"].append((s, e))
+        for kind, s, e in _turn_ranges(fac, fps, th):
+            ranges[kind].append((s, e))
 
     # Rename, merge per final name (ignoring case), sort.
     by_name = {}
@@ -303,6 +296,20 @@ def suggest_tags(root_pos, facing, fps, names=None, **thresholds):
     tags = [Tag(name, s, e) for name, rs in by_name.values() for s, e in _merge(rs)]
     tags.sort(key=lambda t: (t.start, t.end, t.key))
     return validate_tags(tags, n)
+
+
+def _turn_ranges(fac, fps, th):
+    """[(turn_left or turn_right, first, last)]: stretches whose signed yaw rate
+    (positive = counter-clockwise from above = left) stays past the threshold
+    (with hysteresis) for long enough."""
+    yaw = np.unwrap(np.arctan2(fac[:, 1], fac[:, 0]))
+    rate = _moving_average(np.degrees(np.gradient(yaw)) * fps, th["smooth_turn_s"], fps)
+    r, hy = th["turn_rate_deg_s"], th["turn_hysteresis_deg_s"]
+    turn = _hysteresis(rate, {1: (r, math.inf, r - hy, math.inf),
+                              2: (-math.inf, -r, -math.inf, -(r - hy))})
+    shortest_turn = _min_frames(th["min_turn_s"], fps)
+    return [("turn_left" if label == 1 else "turn_right", s, e) for label, s, e in _runs(turn)
+            if e - s + 1 >= shortest_turn]
 
 
 def tags_summary(tags, fps):

@@ -23,7 +23,7 @@ channels, the root bone included), and what happened (rows, searches, jumps,
 costs, contacts, locks). :func:`resample` turns steps into scene frames.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from . import features as ft
 from . import foot_lock as fl
 from . import ik
 from . import inertialization as inert
+from . import metrics
 from . import springs
 from . import transforms as tf
 from . import virtual_root as vr
@@ -42,27 +43,90 @@ class BakeError(MotionMatchingError):
     """The bake cannot run with these inputs."""
 
 
+@dataclass(frozen=True)
+class Knob:
+    """How an interface shows one bake setting (the add-on's properties, panel and
+    command line are made from these). ``unit``: 'time' (seconds), 'length'
+    (metres), 'velocity' (m/s), 'angle' (radians), 'factor' or None; ``ui_name``:
+    the interface's name when it differs from the setting's (Blender's ``use_``
+    prefix). ``name``, ``type`` and ``default`` are filled in by :func:`knobs`."""
+
+    label: str
+    description: str
+    unit: str = None
+    min: float = None
+    max: float = None
+    soft_max: float = None
+    ui_name: str = None
+    name: str = None
+    type: type = None
+    default: object = None
+
+
+def knob(default, label, description, **shown):
+    """A setting a user may turn: its default, and how an interface shows it (:class:`Knob`)."""
+    return field(default=default, metadata={"knob": Knob(label, description, **shown)})
+
+
 @dataclass
 class BakeSettings:
-    """Every knob of the bake, with the defaults of the technique's references."""
+    """Every knob of the bake, with the defaults of the technique's references.
 
-    search_interval: float = 1.0 / 6.0      # seconds between searches
-    keep_window: int = 20                   # frames: a best row this close is no jump
-    inertialization_halflife: float = 0.1   # seconds
-    sim_halflife: float = 0.25              # spring character, position and facing
-    adjustment_halflife: float = 0.1        # pull of the root toward the spring character
-    adjustment_ratio: float = 0.5           # pull at most this fraction of the root's own speed
-    clamp_distance: float = 0.1             # metres: root never farther than this from the path
-    clamp_angle: float = np.radians(45.0)   # radians: nor turned more than this from it
-    force_search_angle: float = np.radians(45.0)  # wanted direction change that searches at once
-    force_search_speed: float = 1.0         # m/s change of wanted speed that searches at once
-    use_facing: bool = False                # face the controller's facing (strafe), not the path
-    foot_lock: bool = True
-    lock_speed: float = 0.15                # m/s
-    unlock_distance: float = 0.2            # m
-    lock_blend_halflife: float = 0.1        # s
+    The one definition of the bake's options: each field made with :func:`knob`
+    becomes an option of the bake operator, a scene setting in the Bake panel
+    (read by the bake and the live preview alike) and a command-line option."""
+
+    search_interval: float = knob(
+        1.0 / 6.0, "Search Interval", "Seconds between searches: shorter reacts faster to the path, longer plays "
+        "longer pieces of mocap", unit="time", min=1.0 / 120.0, soft_max=1.0)
+    keep_window: int = knob(
+        20, "Keep Window", "Frames: a best match this close to the frame playing is not a jump (fewer, longer "
+        "pieces)", min=0, soft_max=60)
+    jump_cost_margin: float = knob(
+        0.0, "Jump Margin", "A jump must match better than the frame playing on by this much (search cost): higher "
+        "plays longer pieces of mocap with fewer jumps, 0 always takes the best match", min=0.0, soft_max=5.0)
+    inertialization_halflife: float = knob(
+        0.1, "Blend Half-Life", "How fast a jump's pose difference fades: shorter is snappier, longer hides jumps "
+        "better", unit="time", min=0.01, soft_max=0.5)
+    sim_halflife: float = knob(
+        0.25, "Path Half-Life", "Smoothing of the controller's path: shorter follows it tightly, longer asks for "
+        "gentler motion", unit="time", min=0.01, soft_max=1.0)
+    adjustment_halflife: float = knob(
+        0.1, "Adjustment Half-Life", "How fast the root is pulled toward the path: faster tracks better, slower "
+        "keeps the mocap's own steps", unit="time", min=0.01, soft_max=1.0)
+    adjustment_ratio: float = knob(
+        0.5, "Adjustment Limit", "The pull toward the path is at most this fraction of the root's own motion: "
+        "higher tracks better, lower slides the feet less", unit="factor", min=0.0, soft_max=2.0)
+    clamp_distance: float = knob(
+        0.1, "Clamp", "The root never strays farther than this from the path (tight clamps can make feet slide)",
+        unit="length", min=0.001, soft_max=1.0)
+    clamp_angle: float = knob(
+        np.radians(45.0), "Clamp Angle", "The character never faces farther than this from the wanted facing",
+        unit="angle", min=0.0, max=3.14159)
+    force_search_angle: float = knob(
+        np.radians(45.0), "Turn Search", "Search at once when the wanted direction turns this much: reacts to "
+        "sharp turns sooner", unit="angle", min=0.0, max=3.14159)
+    force_search_speed: float = knob(
+        1.0, "Speed Search", "Search at once when the wanted speed changes this much: reacts to starts and stops "
+        "sooner", unit="velocity", min=0.0, soft_max=5.0)
+    use_facing: bool = knob(
+        False, "Strafe (Use Controller Rotation)", "Face where the controller faces instead of where it goes")
+    foot_lock: bool = knob(
+        True, "Foot Lock", "Pin planted toes with two-joint leg IK", ui_name="use_foot_lock")
+    lock_speed: float = knob(
+        0.15, "Lock Speed", "A planted toe slower than this locks: higher locks more often (less sliding), but can "
+        "hold a foot that should move", unit="velocity", min=0.0, soft_max=2.0)
+    lock_on_data: bool = knob(
+        False, "Lock by Data", "Lock a toe when the take says it is planted and still, even if the path's "
+        "corrections drag the baked toe: about 2.5x more locks and less sliding, but legs may snap when a lock "
+        "holds through a jump; off: only when the baked toe itself is still")
+    lock_blend_halflife: float = knob(
+        0.1, "Release Half-Life", "How fast a released foot blends back to the animation", unit="time", min=0.01,
+        soft_max=0.5)
+    unlock_distance: float = knob(
+        0.2, "Unlock Distance", "Release a pinned toe when the animation pulls it this far away", unit="length",
+        min=0.01, soft_max=1.0)
     toe_floor: float = None                 # m: toes are kept above this height (None: no floor)
-    lock_on_data: bool = False              # lock when the take's toe is still (not the dragged baked toe)
 
     def check(self):
         for name in ("search_interval", "inertialization_halflife", "sim_halflife",
@@ -74,10 +138,23 @@ class BakeSettings:
                                 % (name.replace("_", " "), v))
         if self.keep_window < 0:
             raise BakeError("The keep-playing window cannot be negative.")
+        if not (np.isfinite(self.jump_cost_margin) and self.jump_cost_margin >= 0):
+            raise BakeError("The jump margin must be zero or a positive number (got %s)." % self.jump_cost_margin)
+
+
+def knobs():
+    """The settings a user may turn, in order: :class:`Knob` with name, type,
+    default and interface name filled in."""
+    out = []
+    for f in fields(BakeSettings):
+        k = f.metadata.get("knob")
+        if k is not None:
+            out.append(replace(k, name=f.name, type=f.type, default=f.default, ui_name=k.ui_name or f.name))
+    return tuple(out)
 
 
 @dataclass
-class Skeleton:
+class BakeSkeleton:
     """The database skeleton: bone order, parents and Blender's rest offsets."""
 
     names: list
@@ -137,7 +214,7 @@ def _next_rows(db):
     return nxt
 
 
-def _yaw_of(q):
+def yaw_of(q):
     """Yaw angle (about Z) of yaw quaternions, 0 facing -Y."""
     return 2.0 * np.arctan2(q[..., 3], q[..., 0])
 
@@ -213,45 +290,169 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     baked toe, which the path's corrections may be dragging, is still).
 
     A generator: it yields the fraction done now and then (so a caller can show
-    progress or stop early) and returns the :class:`BakeResult`.
+    progress or stop early) and returns the :class:`BakeResult`. The stages are
+    those of the module's description.
     """
     settings = settings or BakeSettings()
+    fps, ctrl, allowed = _checked_inputs(db, controller_pos, allowed, settings)
+    dt = 1.0 / fps
+    # 1. The spring character, and the trajectory part of every query.
+    facing = controller_facing if settings.use_facing else None
+    sim = springs.simulate_character(ctrl, facing, dt, halflife_pos=settings.sim_halflife,
+                                     halflife_rot=settings.sim_halflife)
+    sim_yaw = np.asarray(sim.yaws, dtype=np.float64)
+    matcher = _Matcher(db, trajectory_queries(db.spec, sim.positions, sim_yaw, fps), allowed,
+                       index or SearchIndex(db.features), settings)
+    # 2 and 4. The rows played (searches, jumps) and the root, step by step.
+    played = yield from _play_rows(db, ctrl, sim.positions, sim_yaw, sim.velocities, matcher,
+                                   _RootMotion(db, root_positions, root_quats, settings, dt), settings, fps)
+    # 3. The pose: the played rows' channels with inertialization at jumps.
+    locs, rots = _inertialize(pose_locations, pose_rotations, played.rows, played.jumped, skeleton.hips,
+                              _next_rows(db), fps, settings.inertialization_halflife)
+    root_quat = _pose_root_bone(skeleton, locs, rots, played.root_pos, played.root_yaw)
+    # 5. Foot lock and two-joint IK.
+    S = len(ctrl)
+    contacts = db.contacts[played.rows] if db.contacts is not None else np.zeros((S, 2), dtype=bool)
+    locked = np.zeros((S, 2), dtype=bool)
+    lock_count = 0
+    toes = None
+    if (settings.foot_lock or settings.toe_floor is not None) and skeleton.legs:
+        speeds = None if toe_speeds is None else np.asarray(toe_speeds)[played.rows]
+        rots, locked, lock_count, toes = apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings,
+                                                         speeds)
+    rots = tf.quat_unroll(tf.quat_normalize(rots), axis=0)
+    yield 1.0
+    return BakeResult(dt=dt, locations=locs, rotations=rots, rows=played.rows, searched=played.searched,
+                      jumped=played.jumped, cost=played.cost, contacts=contacts, locked=locked,
+                      lock_count=lock_count, root_pos=played.root_pos, root_quat=root_quat,
+                      sim_pos=sim.positions, controller=ctrl, toes=toes)
+
+
+def _checked_inputs(db, controller_pos, allowed, settings):
+    """Refuse what the bake cannot run on; return (database fps, the controller
+    path (S, 3) as float64, the allowed rows (N,))."""
     settings.check()
     fps = float(db.clip_fps[0])
     if not np.allclose(db.clip_fps, fps):
         raise BakeError("The database mixes frame rates (%s fps); bake needs one rate: re-import the "
                         "takes at the same rate." % ", ".join("%g" % f for f in np.unique(db.clip_fps)))
-    dt = 1.0 / fps
     ctrl = np.asarray(controller_pos, dtype=np.float64)
-    S = len(ctrl)
-    if S < 2:
+    if len(ctrl) < 2:
         raise BakeError("The bake needs at least two frames.")
     if not np.all(np.isfinite(ctrl)):
         raise BakeError("The controller's path holds NaN or infinite values.")
     allowed = db.valid if allowed is None else np.asarray(allowed, dtype=bool)
     if not allowed.any():
         raise BakeError("No database row may be played (every row is excluded or filtered out).")
-    index = index or SearchIndex(db.features)
-    J = len(skeleton.names)
+    return fps, ctrl, allowed
 
-    # 1. The spring character, and the trajectory part of every query.
-    facing = controller_facing if settings.use_facing else None
-    sim = springs.simulate_character(ctrl, facing, dt, halflife_pos=settings.sim_halflife,
-                                     halflife_rot=settings.sim_halflife)
-    sim_pos, sim_yaw, sim_vel = sim.positions, np.asarray(sim.yaws, dtype=np.float64), sim.velocities
-    traj = trajectory_queries(db.spec, sim_pos, sim_yaw, fps)
-    bone_cols = np.zeros(db.spec.dim, dtype=bool)
-    slices = ft.group_slices(db.spec)
-    for g in db.spec.groups:
-        if not g.is_trajectory:
-            bone_cols[slices[g.name]] = True
-    weights = ft.feature_weights(db.spec)
 
+class _Matcher:
+    """Stage 2's search: the query of a step (the playing row's pose features and
+    the spring character's trajectory ``traj`` (S, D), raw) against the allowed rows."""
+
+    def __init__(self, db, traj, allowed, index, settings):
+        self.db, self.traj, self.allowed, self.index = db, traj, allowed, index
+        self.margin = settings.jump_cost_margin
+        self.bone_cols = np.zeros(db.spec.dim, dtype=bool)
+        slices = ft.group_slices(db.spec)
+        for g in db.spec.groups:
+            if not g.is_trajectory:
+                self.bone_cols[slices[g.name]] = True
+        self.weights = ft.feature_weights(db.spec)
+        self.query = np.empty(db.spec.dim)
+
+    def search(self, s, cur, can_continue):
+        """(best row, its cost) for step ``s`` while row ``cur`` plays (None: nothing yet)."""
+        db, query, bone_cols = self.db, self.query, self.bone_cols
+        query[:] = self.traj[s]
+        # Before anything plays, the pose part is neutral (the mean pose).
+        query[bone_cols] = db.raw[cur, bone_cols] if cur is not None else db.norm.mean[bone_cols]
+        qn = ((query - db.norm.mean) / db.norm.scale) * self.weights
+        best, best_cost = self.index.search(qn, self.allowed)
+        if can_continue and self.margin > 0:
+            # Play on unless the best row beats the playing one by the margin.
+            own = float(np.sum((qn - db.features[cur]) ** 2))
+            if own <= best_cost + self.margin:
+                return cur, own
+        return best, best_cost
+
+
+class _RootMotion:
+    """Stage 4: the character's root (ground position and yaw), moved by the
+    played rows' own root motion, pulled toward the spring character and
+    clamped to the controller's path."""
+
+    def __init__(self, db, root_positions, root_quats, settings, dt):
+        self.dpos, drot = _row_deltas(db, root_positions, root_quats)
+        self.dyaw = yaw_of(drot)
+        self.ratio, self.clamp, self.clamp_a = settings.adjustment_ratio, settings.clamp_distance, settings.clamp_angle
+        self.alpha = 1.0 - np.exp(-np.log(2.0) / settings.adjustment_halflife * dt)
+
+    def advance(self, px, py, yaw, row, sim_xy, sim_yaw):
+        """One step along the row being left: its own root motion, in our frame,
+        then the pull toward the spring character (at most ratio * own motion)."""
+        c, sn = np.cos(yaw), np.sin(yaw)
+        lx, ly = self.dpos[row, 0], self.dpos[row, 1]
+        vx, vy = c * lx - sn * ly, sn * lx + c * ly
+        px += vx
+        py += vy
+        yaw += self.dyaw[row]
+        alpha, ratio = self.alpha, self.ratio
+        ax, ay = (sim_xy[0] - px) * alpha, (sim_xy[1] - py) * alpha
+        limit = ratio * np.hypot(vx, vy)
+        mag = np.hypot(ax, ay)
+        if mag > limit:
+            ax, ay = ax * limit / max(mag, 1e-12), ay * limit / max(mag, 1e-12)
+        px += ax
+        py += ay
+        dyw = springs.wrap_angle(sim_yaw - yaw)
+        limit_a = ratio * abs(self.dyaw[row])
+        step_a = dyw * alpha
+        yaw += float(np.clip(step_a, -limit_a, limit_a))
+        return px, py, yaw
+
+    def clamped(self, px, py, yaw, ctrl_xy, sim_yaw):
+        """Within the clamp distance of the controller (the path the user asked
+        for; the spring character only smooths it) and the clamp angle of the
+        wanted facing."""
+        clamp = self.clamp
+        ex, ey = px - ctrl_xy[0], py - ctrl_xy[1]
+        d = np.hypot(ex, ey)
+        if d > clamp:
+            px, py = ctrl_xy[0] + ex * clamp / d, ctrl_xy[1] + ey * clamp / d
+        dyw = springs.wrap_angle(yaw - sim_yaw)
+        if abs(dyw) > self.clamp_a:
+            yaw = sim_yaw + np.sign(dyw) * self.clamp_a
+        return px, py, yaw
+
+
+@dataclass
+class _Played:
+    """Stages 2 and 4, per step."""
+
+    rows: np.ndarray
+    searched: np.ndarray
+    jumped: np.ndarray
+    cost: np.ndarray
+    root_pos: np.ndarray
+    root_yaw: np.ndarray
+
+
+def _sharp_change(want_v, v, settings):
+    """Has the wanted velocity changed speed or turned enough to search at once?"""
+    turn = np.arctan2(want_v[0] * v[1] - want_v[1] * v[0], want_v @ v)
+    return (abs(np.hypot(*v) - np.hypot(*want_v)) > settings.force_search_speed
+            or (np.hypot(*v) > 0.3 and np.hypot(*want_v) > 0.3 and abs(turn) > settings.force_search_angle))
+
+
+def _play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps):
+    """Stages 2 and 4, step by step: search on schedule, at a clip end, or when
+    the wanted motion changes sharply; a best row close to the playing one is no
+    jump; the root follows. A generator yielding progress (up to 0.8), returning
+    :class:`_Played`."""
+    S = len(ctrl)
     nxt = _next_rows(db)
-    dpos, drot = _row_deltas(db, root_positions, root_quats)
-    dyaw = _yaw_of(drot)
-
-    # 2-4. Rows, jumps and the root, step by step.
     rows = np.empty(S, dtype=np.int64)
     searched = np.zeros(S, dtype=bool)
     jumped = np.zeros(S, dtype=bool)
@@ -259,64 +460,22 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     root_pos = np.empty((S, 3))
     root_yaw = np.empty(S)
     interval = max(1, int(round(settings.search_interval * fps)))
-    query = np.empty(db.spec.dim)
-
-    def search(s, cur):
-        query[:] = traj[s]
-        # Before anything plays, the pose part is neutral (the mean pose).
-        query[bone_cols] = db.raw[cur, bone_cols] if cur is not None else db.norm.mean[bone_cols]
-        qn = ((query - db.norm.mean) / db.norm.scale) * weights
-        return index.search(qn, allowed)
-
     cur = None
     px, py = float(sim_pos[0, 0]), float(sim_pos[0, 1])
     yaw = float(sim_yaw[0])
     last_search = -interval
     want_v = sim_vel[0, :2].copy()
-    ratio, clamp, clamp_a = settings.adjustment_ratio, settings.clamp_distance, settings.clamp_angle
-    alpha = 1.0 - np.exp(-np.log(2.0) / settings.adjustment_halflife * dt)
     for s in range(S):
         if s % 256 == 0:
             yield 0.8 * s / S
         if cur is not None:
-            # Advance along the row being left: its own root motion, in our frame.
-            c, sn = np.cos(yaw), np.sin(yaw)
-            lx, ly = dpos[cur, 0], dpos[cur, 1]
-            vx, vy = c * lx - sn * ly, sn * lx + c * ly
-            px += vx
-            py += vy
-            yaw += dyaw[cur]
-            # Adjustment toward the spring character, at most ratio * own motion.
-            ax, ay = (sim_pos[s, 0] - px) * alpha, (sim_pos[s, 1] - py) * alpha
-            limit = ratio * np.hypot(vx, vy)
-            mag = np.hypot(ax, ay)
-            if mag > limit:
-                ax, ay = ax * limit / max(mag, 1e-12), ay * limit / max(mag, 1e-12)
-            px += ax
-            py += ay
-            dyw = springs.wrap_angle(sim_yaw[s] - yaw)
-            limit_a = ratio * abs(dyaw[cur])
-            step_a = dyw * alpha
-            yaw += float(np.clip(step_a, -limit_a, limit_a))
+            px, py, yaw = root.advance(px, py, yaw, cur, sim_pos[s], sim_yaw[s])
             cur = int(nxt[cur]) if nxt[cur] != cur else cur
-        # Clamp to the controller: the path the user asked for. (The spring
-        # character only smooths it; pulling toward the spring and clamping to
-        # the path keeps the character on the path within the clamp.)
-        ex, ey = px - ctrl[s, 0], py - ctrl[s, 1]
-        d = np.hypot(ex, ey)
-        if d > clamp:
-            px, py = ctrl[s, 0] + ex * clamp / d, ctrl[s, 1] + ey * clamp / d
-        dyw = springs.wrap_angle(yaw - sim_yaw[s])
-        if abs(dyw) > clamp_a:
-            yaw = sim_yaw[s] + np.sign(dyw) * clamp_a
-        # Search on schedule, at a clip end, or when the wanted motion changes sharply.
+        px, py, yaw = root.clamped(px, py, yaw, ctrl[s], sim_yaw[s])
         v = sim_vel[s, :2]
-        turn = np.arctan2(want_v[0] * v[1] - want_v[1] * v[0], want_v @ v)
-        sharp = (abs(np.hypot(*v) - np.hypot(*want_v)) > settings.force_search_speed
-                 or (np.hypot(*v) > 0.3 and np.hypot(*want_v) > 0.3 and abs(turn) > settings.force_search_angle))
-        at_end = cur is not None and (nxt[cur] == cur or not allowed[cur])
-        if cur is None or s - last_search >= interval or sharp or at_end:
-            best, best_cost = search(s, cur)
+        at_end = cur is not None and (nxt[cur] == cur or not matcher.allowed[cur])
+        if cur is None or s - last_search >= interval or _sharp_change(want_v, v, settings) or at_end:
+            best, best_cost = matcher.search(s, cur, cur is not None and not at_end)
             searched[s] = True
             last_search = s
             want_v = v.copy()
@@ -332,16 +491,21 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
         rows[s] = cur
         root_pos[s] = (px, py, 0.0)
         root_yaw[s] = yaw
+    return _Played(rows=rows, searched=searched, jumped=jumped, cost=cost, root_pos=root_pos, root_yaw=root_yaw)
 
-    # 3. The pose: the played rows' channels with inertialization at jumps.
+
+def _inertialize(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps, halflife):
+    """Stage 3: the played rows' pose channels, float64 (S, J, 3) and (S, J, 4),
+    with each jump's pose difference (every joint's rotation and the hips'
+    location) fading over ``halflife``."""
+    dt = 1.0 / fps
     av = _angular_velocities(pose_rotations, nxt, fps)
-    hips = skeleton.hips
     lin = (pose_locations[nxt, hips] - pose_locations[:, hips]) * fps
     locs = pose_locations[rows].astype(np.float64)
     rots = pose_rotations[rows].astype(np.float64)
-    inz = inert.Inertializer(J, settings.inertialization_halflife)
+    inz = inert.Inertializer(pose_rotations.shape[1], halflife)
     prev_row = rows[0]
-    for s in range(S):
+    for s in range(len(rows)):
         r = rows[s]
         if jumped[s]:
             # What was playing would have continued to nxt[prev_row] at this instant.
@@ -352,36 +516,33 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
         rots[s] = out_rot
         locs[s, hips] = out_pos
         prev_row = r
+    return locs, rots
 
-    # The root bone: the character frame in bone axes.
+
+def _pose_root_bone(skeleton, locs, rots, root_pos, root_yaw):
+    """Put the character frame on the root bone's channels (in bone axes), in
+    place; returns the frame's yaw quaternions (S, 4)."""
     root_quat = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), root_yaw)
     root_bone = vr.root_bone_matrices(root_pos, root_quat)
     basis = np.linalg.inv(skeleton.offsets[skeleton.root]) @ root_bone
     locs[:, skeleton.root] = basis[:, :3, 3]
     rots[:, skeleton.root] = tf.matrix_to_quat(basis[:, :3, :3])
-
-    # 5. Foot lock and two-joint IK.
-    contacts = db.contacts[rows] if db.contacts is not None else np.zeros((S, 2), dtype=bool)
-    locked = np.zeros((S, 2), dtype=bool)
-    lock_count = 0
-    toes = None
-    if (settings.foot_lock or settings.toe_floor is not None) and skeleton.legs:
-        speeds = None if toe_speeds is None else np.asarray(toe_speeds)[rows]
-        rots, locked, lock_count, toes = _foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings,
-                                                    speeds)
-    rots = tf.quat_unroll(tf.quat_normalize(rots), axis=0)
-    yield 1.0
-    return BakeResult(dt=dt, locations=locs, rotations=rots, rows=rows, searched=searched, jumped=jumped,
-                      cost=cost, contacts=contacts, locked=locked, lock_count=lock_count,
-                      root_pos=root_pos, root_quat=root_quat, sim_pos=sim_pos, controller=ctrl, toes=toes)
+    return root_quat
 
 
-def _pose(skeleton, locs, rots):
+def forward_kinematics(skeleton, locs, rots):
+    """Armature-space bone matrices (S, J, 4, 4) of pose channels (S, J, 3) and (S, J, 4)."""
     return tf.pose_fk(skeleton.parents, None, tf.compose(locs, tf.quat_to_matrix(rots)), skeleton.offsets)
 
 
-def _foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, speeds=None):
-    pose = _pose(skeleton, locs, rots)
+def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, speeds=None):
+    """Foot lock (``settings.foot_lock``) and the toe floor (``settings.toe_floor``)
+    on the legs of ``skeleton``, by two-joint IK on hip-knee-ankle, the foot
+    keeping its world orientation. ``contacts`` (S, 2) per step, ``root_quat``
+    (S, 4) the character's yaw (the knees' forward), ``speeds`` (S, 2) the take's
+    toe speeds (lock by data) or None. Returns (rotations, locked (S, 2), lock
+    count, toe positions (S, 2, 3))."""
+    pose = forward_kinematics(skeleton, locs, rots)
     S = len(locs)
     locked = np.zeros((S, 2), dtype=bool)
     count = 0
@@ -421,6 +582,25 @@ def _foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, speeds=N
         rots[idx, foot] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(low_w, offset_q[foot])), foot_w)
         toes_out[idx, side] = wanted[idx]
     return rots, locked, count, toes_out
+
+
+TOE_FLOOR_BELOW_PLANTED = 0.01   # m: the toe floor lies this far under the planted toe height
+
+
+def toe_floor(toe_heights, contacts):
+    """The height toes are kept above: the planted toe height (median over
+    contact frames) less 1 cm."""
+    return metrics.planted_height(np.ravel(toe_heights), np.ravel(contacts)) - TOE_FLOOR_BELOW_PLANTED
+
+
+def leg_points(skeleton, pose):
+    """(toes, ankles): (S, 2, 3) positions of both legs' toe and ankle (foot)
+    bones in ``pose`` (S, J, 4, 4); (None, None) when the skeleton has no legs."""
+    if not skeleton.legs:
+        return None, None
+    toes = pose[:, [leg[3] for leg in skeleton.legs]][:, :, :3, 3]
+    ankles = pose[:, [leg[2] for leg in skeleton.legs]][:, :, :3, 3]
+    return toes, ankles
 
 
 def resample(result, times):

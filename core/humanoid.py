@@ -522,18 +522,37 @@ def _split_limb(tree, chain):
 
 def _map_by_hierarchy(tree):
     """{canonical: bone index} from the shape of the skeleton alone."""
-    heads = tree.heads
-    z_all = tree.points(range(len(heads)))[:, 2]
+    z_all = tree.points(range(len(tree.heads)))[:, 2]
     height = float(np.ptp(z_all)) if len(z_all) else 0.0
     if not height > 0:
         return {}
     thr = 0.2 * height
+    # 1. The hips: the first bone with two limbs going down and one going up.
+    hips, downs, ups = _find_hips(tree, thr)
+    if hips is None:
+        return {}
+    out = {"Hips": hips}
+    # 2. The legs, which also say which way the skeleton faces.
+    side_sign = _map_legs(tree, downs, out)
+    # 3. The spine path: from the up child to the topmost leaf of its subtree.
+    path = _spine_path(tree, ups[1])
+    # 4. The arms, and where they leave the spine.
+    junction = _map_arms(tree, path, hips, thr, side_sign, out)
+    # 5. Head and neck above the arms, spine joints below.
+    _map_head_and_spine(tree, path, junction, height, out)
+    return out
+
+
+def _find_hips(tree, thr):
+    """(hips, the two longest limbs down [(reach, child)], the limb up (reach,
+    child)): the first bone in order with at least three children of which two
+    reach more than ``thr`` down and one more than ``thr`` up; Nones if none."""
+    heads = tree.heads
 
     def reach(j, c):
         z = tree.points(tree.subtree[c])[:, 2] - heads[j, 2]
         return -min(z.min(), 0.0), max(z.max(), 0.0)     # down, up
 
-    hips = downs = ups = None
     for j in tree.order:
         if len(tree.children[j]) < 3:
             continue
@@ -545,13 +564,14 @@ def _map_by_hierarchy(tree):
             elif up > thr and down < thr:
                 u.append((up, c))
         if len(d) >= 2 and u:
-            hips, downs, ups = j, sorted(d, reverse=True)[:2], max(u)
-            break
-    if hips is None:
-        return {}
-    out = {"Hips": hips}
+            return j, sorted(d, reverse=True)[:2], max(u)
+    return None, None, None
 
-    # Legs: thigh, shin, foot, toes from each chain.
+
+def _map_legs(tree, downs, out):
+    """Thigh, shin, foot and toes of each leg into ``out``; returns the side
+    sign (1 when the skeleton faces -Y, as the toes say)."""
+    heads = tree.heads
     legs = []
     for _, c in downs:
         chain = _limb_chain(tree, c)
@@ -568,9 +588,11 @@ def _map_by_hierarchy(tree):
         for side, lg in zip(("Left", "Right"), legs):
             for name, j in zip(("UpperLeg", "LowerLeg", "Foot", "Toes"), lg):
                 out[side + name] = j
+    return side_sign
 
-    # Spine path: from the up child to the topmost leaf of its subtree.
-    up_child = ups[1]
+
+def _spine_path(tree, up_child):
+    """Bones from ``up_child`` to the topmost leaf of its subtree."""
     sub = tree.subtree[up_child]
     leaves = [j for j in sub if not tree.children[j]]
     top_z = [tree.points([j])[:, 2].max() for j in leaves]
@@ -578,10 +600,15 @@ def _map_by_hierarchy(tree):
     while path[-1] != up_child:
         path.append(tree.parents[path[-1]])
     path.reverse()
-    on_path = set(path)
+    return path
 
-    # Arms: the off-path subtrees reaching farthest sideways, on opposite sides.
-    x0 = heads[hips, 0]
+
+def _map_arms(tree, path, hips, thr, side_sign, out):
+    """The arms into ``out``: the off-path subtrees reaching farthest sideways, on
+    opposite sides. Returns the index in ``path`` where the arms leave it (a
+    guess below the top when no arms are found)."""
+    on_path = set(path)
+    x0 = tree.heads[hips, 0]
     offs = []
     for k, j in enumerate(path):
         for c in tree.children[j]:
@@ -596,20 +623,25 @@ def _map_by_hierarchy(tree):
         other = next((o for o in offs[1:] if o[1] * first[1] < 0 and o[0] > 0.5 * thr), None)
         if other is not None:
             arms = [first, other]
-    if arms:
-        junction = max(a[2] for a in arms)
-        arms.sort(key=lambda a: -side_sign * a[1])
-        for side, (_, _, _, c) in zip(("Left", "Right"), arms):
-            chain = _limb_chain(tree, c)
-            i = _split_limb(tree, chain)
-            if i is None:
-                continue
-            if i >= 1:
-                out[side + "Shoulder"] = chain[i - 1]
-            for name, j in zip(("UpperArm", "LowerArm", "Hand"), chain[i:i + 3]):
-                out[side + name] = j
-    else:
-        junction = max(len(path) - 3, 0)
+    if not arms:
+        return max(len(path) - 3, 0)
+    junction = max(a[2] for a in arms)
+    arms.sort(key=lambda a: -side_sign * a[1])
+    for side, (_, _, _, c) in zip(("Left", "Right"), arms):
+        chain = _limb_chain(tree, c)
+        i = _split_limb(tree, chain)
+        if i is None:
+            continue
+        if i >= 1:
+            out[side + "Shoulder"] = chain[i - 1]
+        for name, j in zip(("UpperArm", "LowerArm", "Hand"), chain[i:i + 3]):
+            out[side + name] = j
+    return junction
+
+
+def _map_head_and_spine(tree, path, junction, height, out):
+    """Head and neck (the path above ``junction``) and the spine joints (up to
+    it) into ``out``."""
     above = path[junction + 1:]
     chain = path[:junction + 1]
     if not above:
@@ -623,7 +655,6 @@ def _map_by_hierarchy(tree):
     if len(above) >= 2:
         out["Neck"] = above[0]
     out.update(_spine_positions(chain))
-    return out
 
 
 def _fill_is_consistent(joint, names_map, hier_map):

@@ -47,6 +47,46 @@ def foot_sliding(toes, root_pos, fps, floor, segments=None, margin=LOW_MARGIN):
             "cm_per_foot_per_moving_s": float(per)}
 
 
+SLIDING_MARGINS = (("toe", 0.02), ("ankle", 0.03))   # m above the planted height that counts as low
+
+
+def sliding_report(baked_toes, baked_ankles, baked_root, take_toes, take_ankles, take_root, contacts, fps,
+                   segments=None):
+    """The bake report's sliding figures: toes and ankles of the bake (S, 2, 3)
+    each, or None without legs, at ``fps`` along ``baked_root`` (S, 3), judged
+    against the take's own (N, 2, 3) along ``take_root`` (N, 3) measured the
+    same way; the planted heights come from the take's ``contacts`` (N, 2).
+    ``segments`` (N,): the take's clip of each row (steps between clips are not
+    counted). Returns a dict of the report's fields (README, report.json)."""
+    contacts = np.asarray(contacts, dtype=bool)
+    measured = {}
+    for key, margin in SLIDING_MARGINS:
+        take, baked = (take_toes, baked_toes) if key == "toe" else (take_ankles, baked_ankles)
+        take = np.asarray(take)
+        floor = planted_height(take[:, :, 2].ravel(), contacts.ravel())
+        raw = foot_sliding(take, take_root, fps, floor, segments=segments, margin=margin)
+        ours = foot_sliding(baked, baked_root, fps, floor, margin=margin) if baked is not None else None
+        measured[key] = (raw, ours, floor)
+
+    def pair(m):
+        return {"left": m["left_m"], "right": m["right_m"]} if m else {"left": 0.0, "right": 0.0}
+
+    def per(m):
+        return m["cm_per_foot_per_moving_s"] if m else 0.0
+
+    toe, ankle = measured["toe"], measured["ankle"]
+    return {
+        "foot_sliding_m": pair(toe[1]),
+        "foot_sliding_cm_per_foot_per_moving_s": per(toe[1]),
+        "raw_foot_sliding_m": pair(toe[0]),
+        "raw_foot_sliding_cm_per_foot_per_moving_s": per(toe[0]),
+        "ankle_sliding_cm_per_foot_per_moving_s": per(ankle[1]),
+        "raw_ankle_sliding_cm_per_foot_per_moving_s": per(ankle[0]),
+        "planted_toe_height_m": toe[2], "planted_ankle_height_m": ankle[2],
+        "moving_s": toe[1]["moving_s"] if toe[1] else 0.0,
+    }
+
+
 def tracking(root_pos, controller_pos):
     """Horizontal distance between the baked root and the controller per frame,
     with mean and max."""

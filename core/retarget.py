@@ -62,7 +62,7 @@ from .errors import MotionMatchingError
 
 __all__ = [
     "RetargetError",
-    "Skeleton",
+    "RetargetSkeleton",
     "TPose",
     "Constraint",
     "Plan",
@@ -199,7 +199,7 @@ def _descendant_point(parents, offsets, top, bone):
 # Skeletons and T-poses
 
 
-class Skeleton:
+class RetargetSkeleton:
     """What retargeting needs of one armature.
 
     ``names`` (J,), ``parents`` (J,) with parents first, ``offsets`` (J, 4, 4)
@@ -523,7 +523,7 @@ def prepare(source, target, source_tpose, target_tpose, root_motion="HIPS", scal
             source_root=None, target_root=None):
     """Pair the skeletons and fix the per-bone corrections.
 
-    ``source``/``target``: :class:`Skeleton`; ``*_tpose``: :class:`TPose`.
+    ``source``/``target``: :class:`RetargetSkeleton`; ``*_tpose``: :class:`TPose`.
     ``root_motion``: "HIPS" puts the whole translation on the target hips;
     "ROOT" also keys ``target_root`` (a target bone above the hips; default:
     the hips' topmost ancestor) with the ground motion of ``source_root``
@@ -532,8 +532,40 @@ def prepare(source, target, source_tpose, target_tpose, root_motion="HIPS", scal
     """
     if root_motion not in ("HIPS", "ROOT"):
         raise RetargetError("root_motion must be \"HIPS\" or \"ROOT\" (got %r)." % (root_motion,))
+    plan = Plan()
+    plan.source, plan.target, plan.root_motion = source, target, root_motion
+    # 1. The bone pairs both T-poses know, and per pair the turn from the source's T-pose to the target's.
+    plan.labels, plan.source_index, plan.target_index = _pairs_in_tposes(source, target, source_tpose, target_tpose)
+    q_s0 = tf.quat_normalize(source_tpose.rotations[plan.source_index])
+    q_t0 = tf.quat_normalize(target_tpose.rotations[plan.target_index])
+    plan.correction = tf.quat_mul(_inv(q_s0), q_t0)
+    # 2. The scale of the translation.
+    plan.source_height = standing_height(source, source_tpose)[0]
+    plan.target_height = standing_height(target, target_tpose)[0]
+    if scale is None:
+        plan.scale = plan.target_height / plan.source_height
+    else:
+        plan.scale = float(scale)
+        if not plan.scale > 0:
+            raise RetargetError("The scale must be above zero (got %r)." % (scale,))
+    plan.source_hips = source.joints["Hips"]
+    plan.target_hips = target.joints["Hips"]
+    # 3. The bones that carry the root motion (none with "HIPS").
+    plan.source_root = plan.target_root = None
+    if root_motion == "ROOT":
+        plan.source_root, plan.target_root = _root_bones(plan, source_root, target_root)
+    # 4. The target bones to walk, in order, and those keyed and located.
+    _plan_walk(plan)
+    # 5. What the solve reads every frame: rest rotations and offsets, the source's hip joints.
+    _plan_rest_data(plan)
+    return plan
+
+
+def _pairs_in_tposes(source, target, source_tpose, target_tpose):
+    """(labels, source indices, target indices) of the paired bones both T-poses
+    know. Canonical pairs need both T-poses; in-between ones are dropped without
+    them."""
     labels, s_idx, t_idx = pair_bones(source, target)
-    # Canonical pairs need both T-poses; in-between ones are dropped without them.
     keep, missing = [], []
     for k, (lab, s, t) in enumerate(zip(labels, s_idx, t_idx)):
         ok_s, ok_t = source_tpose.known(s), target_tpose.known(t)
@@ -547,50 +579,36 @@ def prepare(source, target, source_tpose, target_tpose, root_motion="HIPS", scal
     if missing:
         raise RetargetError("The T-pose lacks %s: store a T-pose that covers them, or use the rest pose "
                             "or a frame as the T-pose." % _join(missing))
-    plan = Plan()
-    plan.labels = [labels[k] for k in keep]
-    plan.source_index = s_idx[keep]
-    plan.target_index = t_idx[keep]
-    plan.source = source
-    plan.target = target
-    q_s0 = tf.quat_normalize(source_tpose.rotations[plan.source_index])
-    q_t0 = tf.quat_normalize(target_tpose.rotations[plan.target_index])
-    plan.correction = tf.quat_mul(_inv(q_s0), q_t0)
+    return [labels[k] for k in keep], s_idx[keep], t_idx[keep]
 
-    plan.source_height = standing_height(source, source_tpose)[0]
-    plan.target_height = standing_height(target, target_tpose)[0]
-    if scale is None:
-        plan.scale = plan.target_height / plan.source_height
-    else:
-        plan.scale = float(scale)
-        if not plan.scale > 0:
-            raise RetargetError("The scale must be above zero (got %r)." % (scale,))
-    plan.source_hips = source.joints["Hips"]
-    plan.target_hips = target.joints["Hips"]
-    plan.root_motion = root_motion
-    plan.source_root = plan.target_root = None
-    if root_motion == "ROOT":
-        if source_root is None:
-            raise RetargetError("Root motion onto a root bone needs the source's root bone "
-                                "(add a virtual root to the source first), or put the motion on the hips.")
-        above = _dependencies(target, plan.target_hips) - {plan.target_hips}
-        if target_root is None:
-            # A top bone the hips hang from, through parents or constraints
-            # (Rigify's torso follows 'root' through an Armature constraint).
-            tops = [j for j in sorted(above) if target.parents[j] < 0 and j not in target.constraints]
-            named = [j for j in tops if target.names[j].lower() == "root"]
-            target_root = (named or tops or [None])[0]
-        if target_root is None or target_root not in above:
-            raise RetargetError("The %s has no bone above its hips (%s) to carry the root motion: "
-                                "put the motion on the hips." % (target.label, target.names[plan.target_hips]))
-        if target_root in set(plan.target_index.tolist()):
-            raise RetargetError("The root bone %s of the %s is also a mapped joint."
-                                % (target.names[target_root], target.label))
-        plan.source_root = int(source_root)
-        plan.target_root = int(target_root)
 
-    # Target bones to walk: the keyed ones, their ancestors and whatever
-    # their ancestors' constraints follow, each after its parent and targets.
+def _root_bones(plan, source_root, target_root):
+    """(source root, target root) bone indices for root motion onto a root bone."""
+    target = plan.target
+    if source_root is None:
+        raise RetargetError("Root motion onto a root bone needs the source's root bone "
+                            "(add a virtual root to the source first), or put the motion on the hips.")
+    above = _dependencies(target, plan.target_hips) - {plan.target_hips}
+    if target_root is None:
+        # A top bone the hips hang from, through parents or constraints
+        # (Rigify's torso follows 'root' through an Armature constraint).
+        tops = [j for j in sorted(above) if target.parents[j] < 0 and j not in target.constraints]
+        named = [j for j in tops if target.names[j].lower() == "root"]
+        target_root = (named or tops or [None])[0]
+    if target_root is None or target_root not in above:
+        raise RetargetError("The %s has no bone above its hips (%s) to carry the root motion: "
+                            "put the motion on the hips." % (target.label, target.names[plan.target_hips]))
+    if target_root in set(plan.target_index.tolist()):
+        raise RetargetError("The root bone %s of the %s is also a mapped joint."
+                            % (target.names[target_root], target.label))
+    return int(source_root), int(target_root)
+
+
+def _plan_walk(plan):
+    """The target bones to walk (the keyed ones, their ancestors and whatever
+    their ancestors' constraints follow, each after its parent and targets), the
+    anchored bones, and the bones keyed, located and overridden."""
+    target = plan.target
     pair_of = {int(t): k for k, t in enumerate(plan.target_index)}
     start = set(pair_of) | {plan.target_hips}
     if plan.target_root is not None:
@@ -625,6 +643,12 @@ def prepare(source, target, source_tpose, target_tpose, root_motion="HIPS", scal
     # Keyed bones whose own constraints replace what the keys say.
     plan.overridden = [target.names[j] for j in keyed if any(
         c.influence > 0 for c in target.constraints.get(j, ()))]
+
+
+def _plan_rest_data(plan):
+    """Rest rotations and offsets of the target, the source root's rest, and
+    the source's hip joints (the bones from below its hips down to each upper leg)."""
+    source, target = plan.source, plan.target
     off = target.offsets
     plan.offset_rot = tf.matrix_to_quat(off[:, :3, :3])
     plan.offset_pos = off[:, :3, 3].copy()
@@ -632,7 +656,6 @@ def prepare(source, target, source_tpose, target_tpose, root_motion="HIPS", scal
     plan.rest_pos = target.rest[:, :3, 3].copy()
     plan.source_root_rest = (tf.matrix_to_quat(source.rest[plan.source_root, :3, :3])
                              if plan.source_root is not None else None)
-    # The source's hip joints: the bones from below its hips down to each upper leg.
     plan.source_leg_paths = []
     for joint in _HIP_JOINTS:
         leg = source.joints[joint]
@@ -643,7 +666,6 @@ def prepare(source, target, source_tpose, target_tpose, root_motion="HIPS", scal
         plan.source_leg_paths.append(path + [leg])
     plan.source_offset_rot = tf.matrix_to_quat(source.offsets[:, :3, :3])
     plan.target_hip_joints = [target.joints[j] for j in _HIP_JOINTS]
-    return plan
 
 
 def _dependencies(skeleton, bone):

@@ -92,9 +92,7 @@ def sample_curves(action, obj, frames):
             continue
         key = (fc.data_path, fc.array_index)
         n = len(fc.keyframe_points)
-        co = np.empty(2 * n, dtype=np.float32)
-        fc.keyframe_points.foreach_get("co", co)
-        co = co.reshape(n, 2).astype(np.float64)
+        co = compat.read_curve(fc, ("co",))["co"].astype(np.float64)
         hit = np.clip(np.searchsorted(co[:, 0], frames), 0, n - 1)
         exact = np.abs(co[hit, 0] - frames) < 1e-4
         if len(fc.modifiers) == 0 and exact.all():

@@ -8,21 +8,50 @@ import bpy
 import numpy as np
 
 from ..core import bake as core_bake
-from ..core import features as ft
 from ..core import humanoid
 from ..core import metrics
 from ..core import transforms as tf
 from ..core.errors import MotionMatchingError
 from ..core.search import SearchIndex
 from . import armature_data, compat, database_build, database_search, database_store, handlers
+from .scene_data import scene_fps
 
 # Keyed custom properties on the baked armature, per frame.
 FIGURES = ("mm_match_cost", "mm_jump", "mm_contact_left", "mm_contact_right",
            "mm_lock_left", "mm_lock_right", "mm_tracking_error")
 
 
-def scene_fps(scene):
-    return scene.render.fps / scene.render.fps_base
+def bake_target(context, name=""):
+    """The armature to bake onto: the one named, else the scene's choice, else
+    the first armature of the database list."""
+    settings = context.scene.motion_matching
+    if name:
+        obj = bpy.data.objects.get(name)
+        if obj is None or obj.type != "ARMATURE":
+            raise MotionMatchingError("There is no armature named %s." % name)
+        return obj
+    if settings.bake_armature is not None:
+        return settings.bake_armature
+    for e in settings.entries:
+        if e.armature is not None:
+            return e.armature
+    raise MotionMatchingError("Choose the armature to bake onto (Bake panel).")
+
+
+def controller_object(context, name=""):
+    """The object to follow: the one named, else the scene's controller (which
+    must still be in the scene)."""
+    if name:
+        obj = bpy.data.objects.get(name)
+        if obj is None:
+            raise MotionMatchingError("There is no object named %s to follow." % name)
+        return obj
+    obj = context.scene.motion_matching.controller
+    if obj is None:
+        raise MotionMatchingError("Choose a controller to follow (Bake panel), or add one from a curve.")
+    if obj.name not in context.scene.objects:
+        raise MotionMatchingError("The controller %s is not in this scene (deleted?): choose another." % obj.name)
+    return obj
 
 
 def ensure_database(context):
@@ -35,11 +64,11 @@ def ensure_database(context):
     if not database_store.has_database(scene):
         if not len(settings.entries):
             raise MotionMatchingError("There is no database: list the actions to match and build it (Database panel).")
-        database_build_and_store(context)
+        database_build.build_and_store(context)
         note = "The database was built first."
     elif handlers.check_stale(scene) or settings.database_stale:
         if len(settings.entries) and all(e.action and e.armature for e in settings.entries):
-            database_build_and_store(context)
+            database_build.build_and_store(context)
             note = "The database was out of date and was rebuilt first."
         else:
             raise MotionMatchingError("The database is out of date and its actions are gone, so it cannot be "
@@ -51,14 +80,8 @@ def ensure_database(context):
     return db, arrays, note
 
 
-def database_build_and_store(context):
-    from ..operators.database import build_and_store
-
-    build_and_store(context)
-
-
 def skeleton_of(arrays):
-    """core.bake.Skeleton from the stored database."""
+    """core.bake.BakeSkeleton from the stored database."""
     names = [str(n) for n in arrays["bone_names"]]
     parents = np.asarray(arrays["bone_parents"], dtype=np.int64)
     bones = json.loads(str(arrays["feature_bones_json"]))
@@ -73,7 +96,7 @@ def skeleton_of(arrays):
             legs.append((names.index(up), names.index(low), names.index(foot), names.index(toe)))
     if len(legs) != 2:
         legs = []   # no clean hip-knee-ankle chains: foot lock is skipped
-    return core_bake.Skeleton(names=names, parents=parents, offsets=np.asarray(arrays["bone_offsets"]),
+    return core_bake.BakeSkeleton(names=names, parents=parents, offsets=np.asarray(arrays["bone_offsets"]),
                               root=names.index(bones["root"]), hips=names.index(bones["hips"]), legs=legs)
 
 
@@ -103,14 +126,38 @@ def search_index(db, arrays):
     return database_store.derived(db, "search_index", lambda: SearchIndex(db.features))
 
 
+@dataclasses.dataclass
+class BakeOutput:
+    """What a bake computed, ready to key (nothing is written yet)."""
+
+    result: core_bake.BakeResult       # per simulation step, at the database's rate
+    frames: np.ndarray                 # (F,) the scene frames to key
+    times: np.ndarray                  # (F,) their seconds from the first
+    locations: np.ndarray              # (F, J, 3) pose-bone locations on those frames
+    rotations: np.ndarray              # (F, J, 4) pose-bone quaternions
+    skeleton: core_bake.BakeSkeleton   # the database skeleton
+    settings: core_bake.BakeSettings   # as baked (the toe floor filled in)
+    report: dict                       # the report's figures (README, report.json) and per-frame arrays
+
+
 def run(*args, progress=None, **kwargs):
     """:func:`run_steps` to the end; ``progress`` (optional) gets the fraction done."""
     return core_bake.run_to_end(run_steps(*args, **kwargs), progress)
 
 
+def with_take_toe_floor(settings, db, arrays):
+    """Unless the settings give a toe floor, keep toes above the height planted
+    toes have in the take, less 1 cm (blends after jumps can otherwise swing a
+    free toe through the floor)."""
+    if settings.toe_floor is not None or db.contacts is None:
+        return settings
+    toes_z = np.asarray(arrays["toe_positions"])[:, :, 2]
+    return dataclasses.replace(settings, toe_floor=core_bake.toe_floor(toes_z, db.contacts))
+
+
 def run_steps(context, controller, armature, settings, tag_query="", frame_start=None, frame_end=None,
               path_scale=1.0):
-    """Simulate and return everything needed to key the result (no data written).
+    """Simulate and return a :class:`BakeOutput` (no data written).
 
     ``path_scale``: when the result will be retargeted onto a character of
     another size (positions scaled by it), the database skeleton walks the path
@@ -138,11 +185,7 @@ def run_steps(context, controller, armature, settings, tag_query="", frame_start
         f3 = np.column_stack([facing, np.zeros(len(facing))]) @ inv[:3, :3].T
         facing = f3[:, :2] / np.maximum(np.linalg.norm(f3[:, :2], axis=1, keepdims=True), 1e-12)
     allowed = database_search.allowed_rows(db, arrays, tag_query)
-    if settings.toe_floor is None and db.contacts is not None:
-        # Keep toes above the height planted toes have in the take, less 1 cm.
-        toes_z = np.asarray(arrays["toe_positions"])[:, :, 2]
-        settings = dataclasses.replace(
-            settings, toe_floor=metrics.planted_height(toes_z.ravel(), db.contacts.ravel()) - 0.01)
+    settings = with_take_toe_floor(settings, db, arrays)
     result = yield from core_bake.bake_steps(
         db, np.asarray(arrays["pose_locations"]), np.asarray(arrays["pose_rotations"]), skeleton,
         ctrl, facing, settings=settings, allowed=allowed, index=search_index(db, arrays),
@@ -152,27 +195,23 @@ def run_steps(context, controller, armature, settings, tag_query="", frame_start
     times = (frames - fs) / sfps
     locs, rots = core_bake.resample(result, times)
     sim_seconds = time.perf_counter() - t0
-    report = figures(db, arrays, skeleton, result, frames, times, sfps, fps, settings, sim_seconds, path_scale)
+    report = figures(db, arrays, skeleton, result, frames, times, sfps, fps, sim_seconds, path_scale)
     report["note"] = note
-    return result, frames, times, locs, rots, skeleton, report
+    return BakeOutput(result=result, frames=frames, times=times, locations=locs, rotations=rots,
+                      skeleton=skeleton, settings=settings, report=report)
 
 
-def figures(db, arrays, skeleton, result, frames, times, sfps, fps, settings, seconds, path_scale=1.0):
+def figures(db, arrays, skeleton, result, frames, times, sfps, fps, seconds, path_scale=1.0):
     """The report's numbers (see README, 'Bake report')."""
     at = core_bake.step_index(result, times)
     ctrl = result.controller
     track, track_mean, track_max = metrics.tracking(result.root_pos * path_scale, ctrl * path_scale)
     contacts = db.contacts if db.contacts is not None else np.zeros((db.num_rows, 2), dtype=bool)
-    raw_root = np.asarray(arrays["root_positions"])
-    pose = core_bake._pose(skeleton, result.locations, result.rotations)
-    sliding = {}
-    for key, raw_key, margin, bone_index in (("toe", "toe_positions", 0.02, 3), ("ankle", "foot_positions", 0.03, 2)):
-        raw_pts = np.asarray(arrays[raw_key])
-        floor = metrics.planted_height(raw_pts[:, :, 2].ravel(), contacts.ravel())
-        raw = metrics.foot_sliding(raw_pts, raw_root, fps, floor, segments=db.clip_index, margin=margin)
-        pts = pose[:, [leg[bone_index] for leg in skeleton.legs]][:, :, :3, 3] if skeleton.legs else None
-        baked = metrics.foot_sliding(pts, result.root_pos, fps, floor, margin=margin) if pts is not None else None
-        sliding[key] = (raw, baked, floor)
+    toes, ankles = core_bake.leg_points(skeleton, core_bake.forward_kinematics(
+        skeleton, result.locations, result.rotations))
+    sliding = metrics.sliding_report(
+        toes, ankles, result.root_pos, np.asarray(arrays["toe_positions"]), np.asarray(arrays["foot_positions"]),
+        np.asarray(arrays["root_positions"]), contacts, fps, segments=db.clip_index)
     searches = int(result.searched.sum())
     costs = result.cost[result.searched]
     search_frames = frames[0] + np.flatnonzero(result.searched) * result.dt * sfps
@@ -182,14 +221,7 @@ def figures(db, arrays, skeleton, result, frames, times, sfps, fps, settings, se
         "frames": int(len(frames)), "frame_start": int(frames[0]), "frame_end": int(frames[-1]),
         "fps": float(sfps), "database_fps": float(fps), "steps": int(len(result.rows)),
         "searches": searches, "jumps": int(result.jumped.sum()), "foot_locks": int(result.lock_count),
-        "foot_sliding_m": _pair(sliding["toe"][1]),
-        "foot_sliding_cm_per_foot_per_moving_s": _per(sliding["toe"][1]),
-        "raw_foot_sliding_m": _pair(sliding["toe"][0]),
-        "raw_foot_sliding_cm_per_foot_per_moving_s": _per(sliding["toe"][0]),
-        "ankle_sliding_cm_per_foot_per_moving_s": _per(sliding["ankle"][1]),
-        "raw_ankle_sliding_cm_per_foot_per_moving_s": _per(sliding["ankle"][0]),
-        "planted_toe_height_m": sliding["toe"][2], "planted_ankle_height_m": sliding["ankle"][2],
-        "moving_s": sliding["toe"][1]["moving_s"] if sliding["toe"][1] else 0.0,
+        **sliding,
         "tracking_error_mean_m": track_mean, "tracking_error_max_m": track_max,
         "match_cost_mean": float(costs.mean()) if searches else 0.0,
         "match_cost_max": float(costs.max()) if searches else 0.0,
@@ -200,17 +232,9 @@ def figures(db, arrays, skeleton, result, frames, times, sfps, fps, settings, se
         "per_frame": {
             "match_cost": result.cost[at], "jump": _any_between(result.jumped, at),
             "contact": result.contacts[at], "lock": result.locked[at], "tracking_error": track[at],
-            "root_yaw": core_bake._yaw_of(result.root_quat[at]),
+            "root_yaw": core_bake.yaw_of(result.root_quat[at]),
         },
     }
-
-
-def _pair(measure):
-    return {"left": measure["left_m"], "right": measure["right_m"]} if measure else {"left": 0.0, "right": 0.0}
-
-
-def _per(measure):
-    return measure["cm_per_foot_per_moving_s"] if measure else 0.0
 
 
 def _any_between(flags, at):
@@ -228,10 +252,11 @@ def check_skeleton(armature, skeleton):
             armature.name, ", ".join(missing[:8]) + (" ..." if len(missing) > 8 else "")))
 
 
-def write(armature, skeleton, frames, locs, rots, report, name="MM_Bake"):
-    """A new action on ``armature`` with every bone keyed on every frame, plus the
-    per-frame figures as keyed custom properties. Returns the action; on failure
-    nothing is left."""
+def write(armature, output, name="MM_Bake"):
+    """A new action on ``armature`` with every bone keyed on every frame of the
+    :class:`BakeOutput`, plus the per-frame figures as keyed custom properties.
+    Returns the action; on failure nothing is left."""
+    skeleton, frames, locs, rots = output.skeleton, output.frames, output.locations, output.rotations
     names = skeleton.names
     check_skeleton(armature, skeleton)
     ad = armature.animation_data
@@ -253,7 +278,7 @@ def write(armature, skeleton, frames, locs, rots, report, name="MM_Bake"):
         for bone in names:
             armature.pose.bones[bone].rotation_mode = "QUATERNION"
         compat.write_curves(action, armature, channels, frames, np.concatenate(cols, axis=1))
-        _key_figures(action, armature, frames, report)
+        _key_figures(action, armature, frames, output.report)
     except BaseException:
         bpy.data.actions.remove(action)
         if previous is not None:
@@ -316,14 +341,15 @@ def retarget_setup(context, target):
     return retarget_bridge.plan_for(context, source_armature(context), target)
 
 
-def write_retargeted(context, target, skeleton, frames, locs, rots, report, settings, setup, name="MM_Bake"):
-    """Retarget the baked frames onto ``target`` (core.retarget through the
-    T-pose correspondence), enforce the database's foot contacts again on the
-    target's own legs (foot lock + two-joint IK), and key the result with the
-    per-frame figures. Returns (action, warnings)."""
+def write_retargeted(context, target, output, setup, name="MM_Bake"):
+    """Retarget the baked frames of the :class:`BakeOutput` onto ``target``
+    (core.retarget through the T-pose correspondence), enforce the database's
+    foot contacts again on the target's own legs (foot lock + two-joint IK), and
+    key the result with the per-frame figures. Returns (action, warnings)."""
     from . import retarget_bridge
 
-    pose = core_bake._pose(skeleton, locs, rots)
+    frames, report = output.frames, output.report
+    pose = core_bake.forward_kinematics(output.skeleton, output.locations, output.rotations)
     result = retarget_bridge.retarget_pose(setup, pose)
     tgt = setup.target
     names = list(tgt.names)
@@ -342,16 +368,16 @@ def write_retargeted(context, target, skeleton, frames, locs, rots, report, sett
     warnings = list(getattr(setup, "warnings", []))
     keyed = set(int(j) for j in result.keyed)
     if len(legs) == 2 and all(j in keyed for leg in legs for j in leg[:3]) and not getattr(setup.plan, "overridden", None):
-        t_skel = core_bake.Skeleton(names=names, parents=np.asarray(tgt.parents),
+        t_skel = core_bake.BakeSkeleton(names=names, parents=np.asarray(tgt.parents),
                                     offsets=armature_data.rest_offsets(target.data, names),
                                     root=0, hips=names.index(tmap["Hips"]), legs=legs)
         yaw = report["per_frame"]["root_yaw"]
         root_quat = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), yaw)
         floor = _target_floor(t_skel, t_locs, t_rots, report["per_frame"]["contact"])
-        fset = dataclasses.replace(settings, toe_floor=floor)
+        fset = dataclasses.replace(output.settings, toe_floor=floor)
         sfps = report["fps"]
-        t_rots, locked, count, _toes = core_bake._foot_lock(t_skel, t_locs, t_rots, report["per_frame"]["contact"],
-                                                            root_quat, 1.0 / sfps, fset)
+        t_rots, locked, count, _toes = core_bake.apply_foot_lock(
+            t_skel, t_locs, t_rots, report["per_frame"]["contact"], root_quat, 1.0 / sfps, fset)
         report["target_foot_locks"] = int(count)
         result.rotations = tf.quat_unroll(t_rots[:, result.keyed], axis=0)
     else:
@@ -365,9 +391,9 @@ def write_retargeted(context, target, skeleton, frames, locs, rots, report, sett
 
 def _target_floor(t_skel, t_locs, t_rots, contacts):
     """The target's planted toe height (median over contact frames), less 1 cm."""
-    pose = core_bake._pose(t_skel, t_locs, t_rots)
+    pose = core_bake.forward_kinematics(t_skel, t_locs, t_rots)
     z = np.stack([pose[:, leg[3], 2, 3] for leg in t_skel.legs], axis=1)
-    return metrics.planted_height(z.ravel(), np.asarray(contacts).ravel()) - 0.01
+    return core_bake.toe_floor(z, contacts)
 
 
 def _key_figures(action, armature, frames, report):

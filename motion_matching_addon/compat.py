@@ -183,15 +183,19 @@ def write_channels(action, obj, data_path, frames, values, group=None, interpola
     write_curves(action, obj, channels, frames, values, interpolation)
 
 
-def read_curve(fc):
-    """All keys of one F-Curve: dict of arrays (co (n, 2), handles, interpolation...)."""
+KEY_FIELDS = (("co", 2, np.float32), ("handle_left", 2, np.float32), ("handle_right", 2, np.float32),
+              ("interpolation", 1, np.int8), ("easing", 1, np.int8))
+
+
+def read_curve(fc, fields=None):
+    """The keys of one F-Curve in bulk: dict of arrays (co (n, 2), handle_left,
+    handle_right, interpolation, easing), or only the ``fields`` named."""
     kp = fc.keyframe_points
     n = len(kp)
     out = {}
-    for name, width, dtype in (
-        ("co", 2, np.float32), ("handle_left", 2, np.float32), ("handle_right", 2, np.float32),
-        ("interpolation", 1, np.int8), ("easing", 1, np.int8),
-    ):
+    for name, width, dtype in KEY_FIELDS:
+        if fields is not None and name not in fields:
+            continue
         buf = np.empty(n * width, dtype=dtype)
         kp.foreach_get(name, buf)
         out[name] = buf.reshape(n, width) if width > 1 else buf

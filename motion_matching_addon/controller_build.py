@@ -25,6 +25,7 @@ from ..core import transforms as tf
 from ..core.errors import MotionMatchingError
 from . import compat
 from .armature_data import sample_curves
+from .scene_data import scene_fps
 
 USE_FACING = "motion_matching_use_facing"
 SCENARIO = "motion_matching_scenario"
@@ -37,10 +38,6 @@ _HANDLE_FREE = 0
 
 class ControllerError(MotionMatchingError):
     """A controller cannot be made from what was given."""
-
-
-def scene_fps(scene):
-    return scene.render.fps / scene.render.fps_base
 
 
 def _new_empty(context, name):

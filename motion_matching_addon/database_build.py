@@ -2,8 +2,9 @@
 
 Reads every listed action in bulk (armature_data), runs forward kinematics and
 the feature maths in core, and returns the bytes of the database's .npz file.
-Nothing in the scene changes here: the operator stores the result only when the
-whole build succeeded, so a failed build keeps the previous database.
+:func:`build` changes nothing in the scene; :func:`build_and_store` stores the
+result only when the whole build succeeded, so a failed build keeps the
+previous database.
 """
 
 import hashlib
@@ -14,13 +15,10 @@ import numpy as np
 from ..core import features as ft
 from ..core import transforms as tf
 from ..core import virtual_root as vr
-from ..core.database_check import ADDON_FORMAT
+from ..core.database_check import ADDON_FORMAT, check_arrays
 from ..core.errors import MotionMatchingError
-from . import armature_data, compat
-
-
-def scene_fps(scene):
-    return scene.render.fps / scene.render.fps_base
+from . import armature_data, compat, database_search, database_store
+from .scene_data import scene_fps
 
 
 def action_fps(action, scene):
@@ -38,10 +36,9 @@ def action_frames(action, obj):
             n = len(fc.keyframe_points)
             if n == 0:
                 continue
-            co = np.empty(2 * n, dtype=np.float32)
-            fc.keyframe_points.foreach_get("co", co)
-            lo = co[0] if lo is None else min(lo, co[0::2].min())
-            hi = co[-2] if hi is None else max(hi, co[0::2].max())
+            x = compat.read_curve(fc, ("co",))["co"][:, 0]
+            lo = x[0] if lo is None else min(lo, x.min())
+            hi = x[-1] if hi is None else max(hi, x.max())
         if lo is None:
             raise MotionMatchingError("The action %s has no keys." % action.name)
         start, end = lo, hi
@@ -216,11 +213,9 @@ def fingerprint(scene):
             h.update(("%s:%d:%d" % (t.name, t.frame_start, t.frame_end)).encode())
         for fc in compat.fcurves(e.action, e.armature):
             h.update(("%s[%d]" % (fc.data_path, fc.array_index)).encode())
-            n = len(fc.keyframe_points)
+            keys = compat.read_curve(fc, ("co", "handle_left", "handle_right"))
             for prop in ("co", "handle_left", "handle_right"):
-                buf = np.empty(2 * n, dtype=np.float32)
-                fc.keyframe_points.foreach_get(prop, buf)
-                h.update(buf.tobytes())
+                h.update(keys[prop].tobytes())
         h.update(np.asarray(e.armature.matrix_world, dtype=np.float32).tobytes())
     return h.hexdigest()
 
@@ -309,3 +304,30 @@ def build(scene, progress=None):
         "seconds": float(sum(c.num_frames / c.fps for c in clips)),
     }
     return to_bytes(arrays), summary, db, arrays
+
+
+def summary_text(summary):
+    return "%d rows (%d searchable, %d excluded) from %d action%s, %.1f s, %d features" % (
+        summary["rows"], summary["valid_rows"], summary["excluded_rows"], summary["clips"],
+        "" if summary["clips"] == 1 else "s", summary["seconds"], summary["features"])
+
+
+def build_and_store(context):
+    """Build the scene's database and store it; raise MotionMatchingError on bad
+    input (the scene's tag query included), leaving the previous database."""
+    wm = context.window_manager
+    settings = context.scene.motion_matching
+    wm.progress_begin(0, max(1, len(settings.entries)))
+    try:
+        data, summary, db, arrays = build(context.scene, progress=lambda i, k: wm.progress_update(i))
+        # What loading will demand of the stored bytes (e.g. values of sane size).
+        check_arrays(arrays)
+        if settings.tag_query.strip():
+            database_search.allowed_rows(db, arrays, settings.tag_query)
+    finally:
+        wm.progress_end()
+    database_store.store(context.scene, data)
+    settings.database_built = True
+    settings.database_stale = False
+    settings.database_summary = summary_text(summary)
+    return summary

@@ -1,12 +1,12 @@
 """Live preview: pose the armature as the timeline plays or scrubs, with the
 pose the bake would key on that frame, without writing keys.
 
-Turning preview on runs the bake's simulation once over the scene's range and
-keeps the result in memory; a frame-change handler then sets each pose bone's
-channels from it, so scrubbing backwards shows exactly what playing forward
-shows. The armature's action is set aside while previewing (an action would
-override the pose) and given back when preview is turned off. A viewport
-overlay draws the controller's wanted future path, the matched path from the
+Turning preview on runs the bake's simulation once over the scene's range, with
+the scene's bake settings (the ones the Bake button uses), and keeps the result
+in memory; a frame-change handler then sets each pose bone's channels from it,
+so scrubbing backwards shows exactly what playing forward shows. The armature's
+action is set aside while previewing (an action would override the pose) and
+given back when preview is turned off. A viewport overlay draws the controller's wanted future path, the matched path from the
 database, and foot contacts and locks; it does nothing in background mode and
 never raises.
 
@@ -25,9 +25,9 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
-from ..core import bake as core_bake
 from ..core import transforms as tf
-from . import bake_bridge, compat
+from . import bake_bridge, bake_settings, compat
+from .scene_data import scene_fps
 
 _state = {}          # preview key -> dict(result, frames, locs, rots, skeleton, report)
 _draw_handle = []
@@ -46,23 +46,25 @@ def _simulation(scene):
 
 
 def start(context, settings=None):
-    """Simulate and begin posing; returns the report dict of the simulation."""
+    """Simulate with the scene's bake settings (or ``settings``, a
+    core.bake.BakeSettings) and begin posing; returns the report dict of the
+    simulation."""
     scene = context.scene
     mm = scene.motion_matching
-    from ..operators.bake import _controller, _target
-
-    ctrl = _controller(context, "")
-    armature = _target(context, "")
+    ctrl = bake_bridge.controller_object(context)
+    armature = bake_bridge.bake_target(context)
     frame = scene.frame_current
     try:
-        result, frames, _times, locs, rots, skeleton, report = bake_bridge.run(
-            context, ctrl, armature, settings or core_bake.BakeSettings(), tag_query=mm.tag_query)
+        output = bake_bridge.run(context, ctrl, armature, settings or bake_settings.to_core(mm.bake_settings),
+                                 tag_query=mm.tag_query)
     finally:
         scene.frame_set(frame)
+    skeleton, report = output.skeleton, output.report
     bake_bridge.check_skeleton(armature, skeleton)
     ad = armature.animation_data or armature.animation_data_create()
     key = uuid.uuid4().hex
-    _state[key] = dict(result=result, frames=frames, locs=locs, rots=rots, skeleton=skeleton)
+    _state[key] = dict(result=output.result, frames=output.frames, locs=output.locations,
+                       rots=output.rotations, skeleton=skeleton)
     mm.preview_armature = armature
     mm.preview_action = ad.action
     mm.preview_modes = json.dumps({pb.name: pb.rotation_mode for pb in armature.pose.bones})
@@ -172,7 +174,7 @@ def overlay_lines(scene, horizon_s=1.0):
     arm = scene.motion_matching.preview_armature
     mw = np.asarray(arm.matrix_world, dtype=np.float64) if arm else np.eye(4)
     frames = st["frames"]
-    fps = scene.render.fps / scene.render.fps_base
+    fps = scene_fps(scene)
     t = (scene.frame_current - frames[0]) / fps
     s = int(np.clip(np.rint(t / res.dt), 0, len(res.rows) - 1))
     k = int(round(horizon_s / res.dt))

@@ -1,8 +1,10 @@
 """Property groups: one prefixed pointer per owner (Scene, Action, Armature).
 
 ``scene.motion_matching``: the database inputs (actions, feature set, weights)
-and its state; ``action.motion_matching``: the take's frame rate and its tags
-(the dance card); ``armature.motion_matching``: root/hips bones and a T-pose.
+and its state, and the bake's controller, armature and settings
+(bake_settings.py); ``action.motion_matching``: the take's frame rate and its
+tags (the dance card); ``armature.motion_matching``: root/hips bones, a T-pose
+and the bone map (retarget_props.py).
 """
 
 import bpy
@@ -11,6 +13,7 @@ from bpy.props import (
     IntProperty, PointerProperty, StringProperty,
 )
 
+from .bake_settings import MOTION_MATCHING_PG_bake_settings
 from .retarget_props import MOTION_MATCHING_PG_bone_map, MOTION_MATCHING_PG_retarget
 
 
@@ -148,6 +151,8 @@ class MOTION_MATCHING_PG_scene(bpy.types.PropertyGroup):
                                 description="The object whose path (and, when strafing, rotation) the character follows")
     bake_armature: PointerProperty(type=bpy.types.Object, name="Bake Onto", poll=_poll_armature,
                                    description="Armature that receives the baked action (empty: the database's armature)")
+    bake_settings: PointerProperty(type=MOTION_MATCHING_PG_bake_settings,
+                                   description="The bake's settings (the bake and the live preview use these)")
     last_bake_report: StringProperty(name="Last Bake", default="")
     preview_active: BoolProperty(name="Preview", default=False,
                                  description="The armature is posed live from a simulation (no keys)")
@@ -165,9 +170,8 @@ class MOTION_MATCHING_PG_scene(bpy.types.PropertyGroup):
     retarget: PointerProperty(type=MOTION_MATCHING_PG_retarget)
 
 
-CLASSES = (
-    MOTION_MATCHING_PG_bone_map,
-    MOTION_MATCHING_PG_retarget,
+# The retarget and bake-settings groups (their modules' classes) are registered before these.
+classes = (
     MOTION_MATCHING_PG_tpose_bone,
     MOTION_MATCHING_PG_armature,
     MOTION_MATCHING_PG_tag,
@@ -186,6 +190,7 @@ POINTERS = (
 
 
 def attach():
+    """Give Armature, Action and Scene their ``motion_matching`` pointer (after registering the classes)."""
     for owner, group in POINTERS:
         owner.motion_matching = PointerProperty(type=group)
 

@@ -90,7 +90,7 @@ def mapping_for(obj, prefer="DEF"):
 
 def skeleton(obj, label, mapping, constraints=None):
     names, parents, offsets, lengths, _heads, _tails = skeleton_arrays(obj)
-    return core_rt.Skeleton(names, parents, offsets, lengths, mapping, label, constraints)
+    return core_rt.RetargetSkeleton(names, parents, offsets, lengths, mapping, label, constraints)
 
 
 def _all_axes(c):

@@ -7,15 +7,13 @@
 - ``scene.motion_matching.retarget``: the panel's choices (source, target,
   T-pose sources, root motion), copied into the operator when run from the panel.
 
-:func:`attach` adds these three properties to the add-on's Armature and Scene
-groups (properties.py) unless those already declare them; :func:`detach`
-removes what attach added. Register :data:`CLASSES` before attach.
+properties.py declares those properties on its Armature and Scene groups;
+register :data:`classes` first.
 """
 
 import bpy
 from bpy.props import (
-    BoolProperty, CollectionProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty,
-    StringProperty,
+    BoolProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty,
 )
 
 TPOSE_SOURCES = (
@@ -66,35 +64,4 @@ class MOTION_MATCHING_PG_retarget(bpy.types.PropertyGroup):
                          description="Scale of the translation when not scaled by the hips height")
 
 
-CLASSES = (MOTION_MATCHING_PG_bone_map, MOTION_MATCHING_PG_retarget)
-
-_added = []
-
-
-def _groups():
-    from . import properties
-
-    return properties.MOTION_MATCHING_PG_armature, properties.MOTION_MATCHING_PG_scene
-
-
-def attach():
-    armature_group, scene_group = _groups()
-    wanted = (
-        (armature_group, "bone_map", lambda: CollectionProperty(
-            type=MOTION_MATCHING_PG_bone_map, description="Canonical humanoid joint -> bone, for retargeting")),
-        (armature_group, "active_bone_map", lambda: IntProperty(name="Active Joint", default=0)),
-        (scene_group, "retarget", lambda: PointerProperty(type=MOTION_MATCHING_PG_retarget)),
-    )
-    for owner, name, make in wanted:
-        if name not in owner.bl_rna.properties:
-            setattr(owner, name, make())
-            _added.append((owner, name))
-
-
-def detach():
-    while _added:
-        owner, name = _added.pop()
-        try:
-            delattr(owner, name)
-        except AttributeError:
-            pass
+classes = (MOTION_MATCHING_PG_bone_map, MOTION_MATCHING_PG_retarget)

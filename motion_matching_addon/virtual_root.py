@@ -29,10 +29,7 @@ def key_times(action, obj):
     curves = compat.fcurves(action, obj)
     times = None
     for fc in curves:
-        n = len(fc.keyframe_points)
-        co = np.empty(2 * n, dtype=np.float32)
-        fc.keyframe_points.foreach_get("co", co)
-        x = co[0::2]
+        x = compat.read_curve(fc, ("co",))["co"][:, 0]
         if times is None:
             times = x
         elif len(x) != len(times) or np.any(x != times):

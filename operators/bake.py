@@ -4,46 +4,19 @@ import json
 import time
 
 import bpy
-from bpy.props import BoolProperty, FloatProperty, IntProperty, StringProperty
+from bpy.props import IntProperty, StringProperty
 
-from ..core.bake import BakeSettings, run_to_end
+from ..core.bake import run_to_end
 from ..core.errors import MotionMatchingError
-from ..motion_matching_addon import bake_bridge
-
-_D = BakeSettings()
+from ..motion_matching_addon import bake_bridge, bake_settings, scene_data
 
 
-def _target(context, name):
-    settings = context.scene.motion_matching
-    if name:
-        obj = bpy.data.objects.get(name)
-        if obj is None or obj.type != "ARMATURE":
-            raise MotionMatchingError("There is no armature named %s." % name)
-        return obj
-    if settings.bake_armature is not None:
-        return settings.bake_armature
-    for e in settings.entries:
-        if e.armature is not None:
-            return e.armature
-    raise MotionMatchingError("Choose the armature to bake onto (Bake panel).")
-
-
-def _controller(context, name):
-    if name:
-        obj = bpy.data.objects.get(name)
-        if obj is None:
-            raise MotionMatchingError("There is no object named %s to follow." % name)
-        return obj
-    obj = context.scene.motion_matching.controller
-    if obj is None:
-        raise MotionMatchingError("Choose a controller to follow (Bake panel), or add one from a curve.")
-    if obj.name not in context.scene.objects:
-        raise MotionMatchingError("The controller %s is not in this scene (deleted?): choose another." % obj.name)
-    return obj
-
-
+@bake_settings.with_knobs(options={"SKIP_SAVE"})
 class MOTION_MATCHING_OT_bake(bpy.types.Operator):
     """Simulate motion matching along the controller over the frame range and key the result on the armature"""
+
+    # Besides the options below, one option per knob of core.bake.BakeSettings
+    # (bake_settings.with_knobs): given, it overrides the scene's bake setting.
 
     bl_idname = "motion_matching.bake"
     bl_label = "Bake Motion Matching"
@@ -53,57 +26,6 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
     armature: StringProperty(name="Armature", description="Armature to key (empty: the scene's choice)")
     frame_start: IntProperty(name="Start", description="First frame (0 with End 0: the scene's range)", default=0)
     frame_end: IntProperty(name="End", description="Last frame (0: the scene's end)", default=0)
-    search_interval: FloatProperty(
-        name="Search Interval", default=_D.search_interval, min=1.0 / 120.0, soft_max=1.0, unit="TIME_ABSOLUTE",
-        description="Seconds between searches: shorter reacts faster to the path, longer plays longer pieces of mocap")
-    keep_window: IntProperty(
-        name="Keep Window", default=_D.keep_window, min=0, soft_max=60,
-        description="Frames: a best match this close to the frame playing is not a jump (fewer, longer pieces)")
-    inertialization_halflife: FloatProperty(
-        name="Blend Half-Life", default=_D.inertialization_halflife, min=0.01, soft_max=0.5, unit="TIME_ABSOLUTE",
-        description="How fast a jump's pose difference fades: shorter is snappier, longer hides jumps better")
-    sim_halflife: FloatProperty(
-        name="Path Half-Life", default=_D.sim_halflife, min=0.01, soft_max=1.0, unit="TIME_ABSOLUTE",
-        description="Smoothing of the controller's path: shorter follows it tightly, longer asks for gentler motion")
-    adjustment_halflife: FloatProperty(
-        name="Adjustment Half-Life", default=_D.adjustment_halflife, min=0.01, soft_max=1.0, unit="TIME_ABSOLUTE",
-        description="How fast the root is pulled toward the path: faster tracks better, slower keeps the mocap's own steps")
-    adjustment_ratio: FloatProperty(
-        name="Adjustment Limit", default=_D.adjustment_ratio, min=0.0, soft_max=2.0, subtype="FACTOR",
-        description="The pull toward the path is at most this fraction of the root's own motion: "
-                    "higher tracks better, lower slides the feet less")
-    clamp_distance: FloatProperty(
-        name="Clamp", default=_D.clamp_distance, min=0.001, soft_max=1.0, unit="LENGTH",
-        description="The root never strays farther than this from the path (tight clamps can make feet slide)")
-    clamp_angle: FloatProperty(
-        name="Clamp Angle", default=_D.clamp_angle, min=0.0, max=3.14159, subtype="ANGLE",
-        description="The character never faces farther than this from the wanted facing")
-    force_search_angle: FloatProperty(
-        name="Turn Search", default=_D.force_search_angle, min=0.0, max=3.14159, subtype="ANGLE",
-        description="Search at once when the wanted direction turns this much: reacts to sharp turns sooner")
-    force_search_speed: FloatProperty(
-        name="Speed Search", default=_D.force_search_speed, min=0.0, soft_max=5.0, unit="VELOCITY",
-        description="Search at once when the wanted speed changes this much (m/s): reacts to starts and stops sooner")
-    use_facing: BoolProperty(
-        name="Strafe (Use Controller Rotation)", default=False,
-        description="Face where the controller faces instead of where it goes")
-    use_foot_lock: BoolProperty(
-        name="Foot Lock", default=True, description="Pin planted toes with two-joint leg IK")
-    lock_speed: FloatProperty(
-        name="Lock Speed", default=_D.lock_speed, min=0.0, soft_max=2.0, unit="VELOCITY",
-        description="A planted toe slower than this locks: higher locks more often (less sliding), "
-                    "but can hold a foot that should move")
-    lock_on_data: BoolProperty(
-        name="Lock by Data", default=_D.lock_on_data,
-        description="Lock a toe when the take says it is planted and still, even if the path's corrections drag "
-                    "the baked toe: about 2.5x more locks and less sliding, but legs may snap when a lock "
-                    "holds through a jump; off: only when the baked toe itself is still")
-    lock_blend_halflife: FloatProperty(
-        name="Release Half-Life", default=_D.lock_blend_halflife, min=0.01, soft_max=0.5, unit="TIME_ABSOLUTE",
-        description="How fast a released foot blends back to the animation")
-    unlock_distance: FloatProperty(
-        name="Unlock Distance", default=_D.unlock_distance, min=0.01, soft_max=1.0, unit="LENGTH",
-        description="Release a pinned toe when the animation pulls it this far away")
     tag_query: StringProperty(name="Tag Query", description="Restrict matching to tagged frames (empty: the scene's query)")
     report_path: StringProperty(name="Report JSON", description="Also write the report here (optional)",
                                 subtype="FILE_PATH")
@@ -119,16 +41,9 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
             return False
         return True
 
-    def settings(self):
-        return BakeSettings(
-            search_interval=self.search_interval, keep_window=self.keep_window,
-            inertialization_halflife=self.inertialization_halflife, sim_halflife=self.sim_halflife,
-            adjustment_halflife=self.adjustment_halflife, adjustment_ratio=self.adjustment_ratio,
-            clamp_distance=self.clamp_distance, clamp_angle=self.clamp_angle,
-            force_search_angle=self.force_search_angle, force_search_speed=self.force_search_speed,
-            use_facing=self.use_facing, foot_lock=self.use_foot_lock, lock_speed=self.lock_speed,
-            lock_on_data=self.lock_on_data,
-            lock_blend_halflife=self.lock_blend_halflife, unlock_distance=self.unlock_distance)
+    def settings(self, context):
+        """The scene's bake settings, with the options given to this call instead."""
+        return bake_settings.to_core(context.scene.motion_matching.bake_settings, self)
 
     def _start(self, context):
         """Check the input and return (steps generator, target, setup)."""
@@ -136,34 +51,31 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         fs = self.frame_start or scene.frame_start
         fe = self.frame_end or scene.frame_end
         query = self.tag_query or scene.motion_matching.tag_query
-        ctrl = _controller(context, self.controller)
-        target = _target(context, self.armature)
+        ctrl = bake_bridge.controller_object(context, self.controller)
+        target = bake_bridge.bake_target(context, self.armature)
         _db, arrays, note = bake_bridge.ensure_database(context)
         setup = None
         if bake_bridge.needs_retarget(target, bake_bridge.skeleton_of(arrays)):
             setup = bake_bridge.retarget_setup(context, target)
-        steps = bake_bridge.run_steps(context, ctrl, target, self.settings(), tag_query=query, frame_start=fs,
+        steps = bake_bridge.run_steps(context, ctrl, target, self.settings(context), tag_query=query, frame_start=fs,
                                       frame_end=fe, path_scale=setup.plan.scale if setup else 1.0)
         self._note = note
         return steps, target, setup
 
     def _finish(self, context, output, target, setup):
         """Key the result, write the report; returns the operator's result."""
-        result, frames, _t, locs, rots, skeleton, report = output
+        report = output.report
         if self._note and not report["note"]:
             report["note"] = self._note
         if setup is not None:
-            _action, warnings = bake_bridge.write_retargeted(context, target, skeleton, frames, locs, rots,
-                                                             report, self.settings(), setup)
+            _action, warnings = bake_bridge.write_retargeted(context, target, output, setup)
             for w in warnings:
                 self.report({"WARNING"}, "Retargeted onto %s: %s." % (target.name, w))
         else:
-            bake_bridge.write(target, skeleton, frames, locs, rots, report)
+            bake_bridge.write(target, output)
         scene = context.scene
         text = bake_bridge.report_text(report)
-        block = bpy.data.texts.get("Motion Matching Bake") or bpy.data.texts.new("Motion Matching Bake")
-        block.clear()
-        block.write(text + "\n")
+        scene_data.write_text("Motion Matching Bake", text + "\n")
         data = bake_bridge.json_report(report)
         scene.motion_matching.last_bake_report = json.dumps(data)
         if self.report_path:
@@ -198,11 +110,11 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
     # progress in the status bar, and Esc stops it with nothing written.
 
     def invoke(self, context, event):
+        bake_settings.fill_unset(self, context.scene.motion_matching.bake_settings)
         if context.window is None:
             return self.execute(context)
-        self._frame = context.scene.frame_current
         try:
-            self._steps, self._target_obj, self._setup = self._start(context)
+            self.begin_slices(context)
         except MotionMatchingError as ex:
             self.report({"ERROR"}, str(ex))
             return {"CANCELLED"}
@@ -213,11 +125,24 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         context.workspace.status_text_set("Baking motion matching... Esc to cancel")
         return {"RUNNING_MODAL"}
 
+    def begin_slices(self, context):
+        """The state :meth:`modal` runs from: the bake's step generator, its
+        target and retarget setup, the frame to come back to. invoke sets it up
+        before adding the timer and the modal handler (tests drive modal() from
+        here, without a window)."""
+        self._frame = context.scene.frame_current
+        self._timer = None
+        self._fraction = 0.0
+        self._steps, self._target_obj, self._setup = self._start(context)
+
     def _stop(self, context):
         wm = context.window_manager
-        wm.event_timer_remove(self._timer)
+        if self._timer is not None:
+            wm.event_timer_remove(self._timer)
+            self._timer = None
         wm.progress_end()
-        context.workspace.status_text_set(None)
+        if context.workspace is not None:   # none without a window
+            context.workspace.status_text_set(None)
         self._steps.close()
         context.scene.frame_set(self._frame)
 
@@ -231,7 +156,8 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         try:
             deadline = time.perf_counter() + 0.05
             while time.perf_counter() < deadline:
-                context.window_manager.progress_update(int(100 * next(self._steps)))
+                self._fraction = next(self._steps)
+                context.window_manager.progress_update(int(100 * self._fraction))
         except StopIteration as done:
             self._stop(context)
             try:
@@ -246,4 +172,4 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         return {"RUNNING_MODAL"}
 
 
-CLASSES = (MOTION_MATCHING_OT_bake,)
+classes = (MOTION_MATCHING_OT_bake,)

@@ -204,4 +204,4 @@ class MOTION_MATCHING_OT_add_scenario_controller(bpy.types.Operator):
         return {"FINISHED"}
 
 
-CLASSES = (MOTION_MATCHING_OT_add_controller, MOTION_MATCHING_OT_add_scenario_controller)
+classes = (MOTION_MATCHING_OT_add_controller, MOTION_MATCHING_OT_add_scenario_controller)

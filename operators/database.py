@@ -102,35 +102,6 @@ class MOTION_MATCHING_OT_reset_features(bpy.types.Operator):
         return {"FINISHED"}
 
 
-def summary_text(summary):
-    return "%d rows (%d searchable, %d excluded) from %d action%s, %.1f s, %d features" % (
-        summary["rows"], summary["valid_rows"], summary["excluded_rows"], summary["clips"],
-        "" if summary["clips"] == 1 else "s", summary["seconds"], summary["features"])
-
-
-def build_and_store(context, report=None):
-    """Build the scene's database and store it; raise MotionMatchingError on bad input."""
-    wm = context.window_manager
-    settings = _settings(context)
-    n = max(1, len(settings.entries))
-    wm.progress_begin(0, n)
-    try:
-        data, summary, db, _arrays = database_build.build(context.scene, progress=lambda i, k: wm.progress_update(i))
-        # What loading will demand of the stored bytes (e.g. values of sane size).
-        database_check.check_arrays(_arrays)
-        if settings.tag_query.strip():
-            from ..motion_matching_addon import database_search
-
-            database_search.allowed_rows(db, _arrays, settings.tag_query)
-    finally:
-        wm.progress_end()
-    database_store.store(context.scene, data)
-    settings.database_built = True
-    settings.database_stale = False
-    settings.database_summary = summary_text(summary)
-    return summary
-
-
 class MOTION_MATCHING_OT_build_database(bpy.types.Operator):
     """Build the motion-matching database from the listed actions (features, contacts, tags)"""
 
@@ -147,11 +118,11 @@ class MOTION_MATCHING_OT_build_database(bpy.types.Operator):
 
     def execute(self, context):
         try:
-            summary = build_and_store(context)
+            summary = database_build.build_and_store(context)
         except MotionMatchingError as ex:
             self.report({"ERROR"}, "Database not built (the previous one is kept): %s" % ex)
             return {"CANCELLED"}
-        self.report({"INFO"}, "Database built: %s." % summary_text(summary))
+        self.report({"INFO"}, "Database built: %s." % database_build.summary_text(summary))
         return {"FINISHED"}
 
 
@@ -221,7 +192,7 @@ class MOTION_MATCHING_OT_import_database(bpy.types.Operator, ImportHelper):
         return {"FINISHED"}
 
 
-CLASSES = (
+classes = (
     MOTION_MATCHING_OT_database_add_action,
     MOTION_MATCHING_OT_database_remove_action,
     MOTION_MATCHING_OT_reset_features,

@@ -121,4 +121,4 @@ class MOTION_MATCHING_OT_export_baked(bpy.types.Operator, ExportHelper):
         return {"FINISHED"}
 
 
-CLASSES = (MOTION_MATCHING_OT_export_baked,)
+classes = (MOTION_MATCHING_OT_export_baked,)

@@ -10,11 +10,8 @@ from bpy_extras.io_utils import ImportHelper, orientation_helper
 from ..core import bvh as core_bvh
 from ..core.errors import MotionMatchingError
 from ..motion_matching_addon import bvh_build, virtual_root
+from ..motion_matching_addon.scene_data import scene_fps
 from .virtual_root import VirtualRootOptions
-
-
-def scene_fps(scene):
-    return scene.render.fps / scene.render.fps_base
 
 
 def key_frames(frame_count, take_fps, frame_start, use_fps_scale, fps):
@@ -121,4 +118,4 @@ def menu_import(self, context):
     self.layout.operator(MOTION_MATCHING_OT_import_bvh.bl_idname, text="Motion Capture for Motion Matching (.bvh)")
 
 
-CLASSES = (MOTION_MATCHING_OT_import_bvh,)
+classes = (MOTION_MATCHING_OT_import_bvh,)

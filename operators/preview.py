@@ -43,4 +43,4 @@ class MOTION_MATCHING_OT_toggle_preview(bpy.types.Operator):
         return {"FINISHED"}
 
 
-CLASSES = (MOTION_MATCHING_OT_toggle_preview,)
+classes = (MOTION_MATCHING_OT_toggle_preview,)

@@ -22,14 +22,11 @@ def _poll_active_armature(cls, context, message="Select an armature"):
     if obj is None or obj.type != "ARMATURE":
         cls.poll_message_set(message)
         return False
-    if not hasattr(obj.data.motion_matching, "bone_map"):
-        cls.poll_message_set("The retarget properties are not registered")
-        return False
     return True
 
 
 def _settings(context):
-    return getattr(context.scene.motion_matching, "retarget", None)
+    return context.scene.motion_matching.retarget
 
 
 class MOTION_MATCHING_OT_auto_map_bones(bpy.types.Operator):
@@ -194,8 +191,8 @@ def _pair(context, source_name, target_name):
     Retarget settings, else the active armature as target and the other
     selected armature as source."""
     settings = _settings(context)
-    src = bpy.data.objects.get(source_name) if source_name else (settings.source if settings else None)
-    tgt = bpy.data.objects.get(target_name) if target_name else (settings.target if settings else None)
+    src = bpy.data.objects.get(source_name) if source_name else settings.source
+    tgt = bpy.data.objects.get(target_name) if target_name else settings.target
     if source_name and src is None:
         raise MotionMatchingError("There is no object named %s." % source_name)
     if target_name and tgt is None:
@@ -241,9 +238,6 @@ class MOTION_MATCHING_OT_retarget(bpy.types.Operator):
     @classmethod
     def poll(cls, context):
         settings = _settings(context)
-        if settings is None:
-            cls.poll_message_set("The retarget properties are not registered")
-            return False
         if settings.source is not None and settings.target is not None:
             return True
         if sum(1 for o in context.scene.objects if o.type == "ARMATURE") < 2:
@@ -290,7 +284,7 @@ class MOTION_MATCHING_OT_retarget(bpy.types.Operator):
         return {"FINISHED"}
 
 
-CLASSES = (
+classes = (
     MOTION_MATCHING_OT_auto_map_bones,
     MOTION_MATCHING_OT_save_bone_map,
     MOTION_MATCHING_OT_load_bone_map,

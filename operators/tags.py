@@ -7,9 +7,10 @@ import bpy
 from bpy.props import BoolProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper
 
+from ..core import auto_tags
 from ..core import tags as core_tags
 from ..core.errors import MotionMatchingError
-from ..motion_matching_addon import database_build, database_search, database_store
+from ..motion_matching_addon import database_store, scene_data, tags_bridge
 from ..motion_matching_addon.properties import mark_stale
 
 
@@ -207,63 +208,19 @@ class MOTION_MATCHING_OT_auto_tag(bpy.types.Operator):
         return True
 
     def execute(self, context):
-        import numpy as np
-
-        from ..core import auto_tags
-        from ..core import virtual_root as vr
-        from ..motion_matching_addon import armature_data
-
         obj = context.active_object
         action = obj.animation_data.action
         try:
-            frames = database_build.action_frames(action, obj)
-            names, _parents, _rest, pose = armature_data.armature_pose(obj, action, frames)
-            root = names.index(obj.data.motion_matching.root_bone)
-            character = vr.character_frames(np.asarray(obj.matrix_world) @ pose[:, root])
-            facing = character[:, :2, :3] @ np.array([0.0, -1.0, 0.0])
-            # Dance-card names are used when the card has a move of that kind.
-            card = {m.name.lower(): m.name for m in context.scene.motion_matching.dance_card}
-            mapping = {k: card.get(k, k) for k in auto_tags.AUTO_TAG_KINDS}
-            tags = auto_tags.suggest_tags(character[:, :3, 3], facing, database_build.action_fps(action, context.scene),
-                                          names=mapping)
+            tags, first, fps = tags_bridge.suggest_tags(context.scene, obj)
         except MotionMatchingError as ex:
             self.report({"ERROR"}, str(ex))
             return {"CANCELLED"}
-        coll = action.motion_matching.tags
-        if self.replace:
-            coll.clear()
-        first = int(frames[0])
-        for t in tags:
-            item = coll.add()
-            item.name, item.frame_start, item.frame_end = t.name, first + t.start, first + t.end
+        tags_bridge.add_tags(action, tags, first, replace=self.replace)
         _mark_stale(context)
-        summary = auto_tags.tags_summary(tags, database_build.action_fps(action, context.scene))
+        summary = auto_tags.tags_summary(tags, fps)
         self.report({"INFO"}, "Suggested %d tags: %s." % (len(tags), ", ".join(
             "%s %.1f s" % (k, v) for k, v in summary.items())))
         return {"FINISHED"}
-
-
-def scene_dance_card(settings):
-    if not len(settings.dance_card):
-        return None
-    return core_tags.dance_card_from_dict({
-        "title": settings.dance_card_title,
-        "moves": [dict(name=m.name, **({"duration": m.duration} if m.duration > 0 else {}),
-                       **({"description": m.description} if m.description else {}))
-                  for m in settings.dance_card]})
-
-
-def coverage(scene):
-    """The coverage report of the scene's database (a JSON-ready dict)."""
-    db, arrays = database_store.load(scene)
-    tags = database_search.clip_tags(arrays)
-    clips = []
-    for c, name in enumerate(db.clip_names):
-        rows = db.clip_rows(c)
-        # The database's own exclusions (settings at build time) leave frames out.
-        clips.append((name, float(db.clip_fps[c]), rows.stop - rows.start, tags[c],
-                      arrays["root_positions"][rows], arrays["root_facings"][rows], db.excluded[rows]))
-    return core_tags.coverage_report(scene_dance_card(scene.motion_matching), clips, exclude_names=())
 
 
 class MOTION_MATCHING_OT_database_report(bpy.types.Operator):
@@ -285,14 +242,12 @@ class MOTION_MATCHING_OT_database_report(bpy.types.Operator):
 
     def execute(self, context):
         try:
-            report = coverage(context.scene)
+            report = tags_bridge.coverage(context.scene)
         except MotionMatchingError as ex:
             self.report({"ERROR"}, str(ex))
             return {"CANCELLED"}
         text = core_tags.format_report_text(report)
-        block = bpy.data.texts.get("Motion Matching Coverage") or bpy.data.texts.new("Motion Matching Coverage")
-        block.clear()
-        block.write(text)
+        scene_data.write_text("Motion Matching Coverage", text)
         if self.filepath:
             try:
                 with open(bpy.path.abspath(self.filepath), "w") as fh:
@@ -309,7 +264,7 @@ class MOTION_MATCHING_OT_database_report(bpy.types.Operator):
         return {"FINISHED"}
 
 
-CLASSES = (
+classes = (
     MOTION_MATCHING_OT_tag_add,
     MOTION_MATCHING_OT_tag_remove,
     MOTION_MATCHING_OT_tags_from_markers,

@@ -3,14 +3,13 @@
 import os
 
 import bpy
-import numpy as np
 from bpy.props import EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper, orientation_helper
 
 from ..core import bvh as core_bvh
 from ..core import transforms as tf
 from ..core.errors import MotionMatchingError
-from ..motion_matching_addon import armature_data
+from ..motion_matching_addon import armature_data, retarget_bridge
 
 
 @orientation_helper(axis_forward="-Z", axis_up="Y")
@@ -62,19 +61,11 @@ class MOTION_MATCHING_OT_load_tpose(bpy.types.Operator, ImportHelper):
         world = motion.world_rotations()[self.frame, shared]
         heads = motion.world_positions()[self.frame, shared]
         # Stored in each bone's own axes: the rotation its pose matrix has in T-pose.
-        quats = tf.matrix_to_quat(world @ rest)
-        settings = obj.data.motion_matching
-        settings.tpose.clear()
-        for name, q, head in zip(names, quats, heads):
-            item = settings.tpose.add()
-            item.name = name
-            item.rotation = q
-            item.head = head
-        settings.tpose_source = os.path.abspath(self.filepath)
+        retarget_bridge.store_tpose(obj, names, tf.compose(heads, world @ rest), os.path.abspath(self.filepath))
         missing = len(bones) - len(names)
         self.report({"INFO"}, "Stored the T-pose of %d bones on %s%s." % (
             len(names), obj.name, "" if not missing else " (%d bones not in the file keep their rest)" % missing))
         return {"FINISHED"}
 
 
-CLASSES = (MOTION_MATCHING_OT_load_tpose,)
+classes = (MOTION_MATCHING_OT_load_tpose,)

@@ -82,4 +82,4 @@ class MOTION_MATCHING_OT_add_virtual_root(bpy.types.Operator, VirtualRootOptions
         return {"FINISHED"}
 
 
-CLASSES = (MOTION_MATCHING_OT_add_virtual_root,)
+classes = (MOTION_MATCHING_OT_add_virtual_root,)

@@ -1,5 +1,2 @@
-"""Panels in the 3D Viewport sidebar, tab "Motion Matching": UI only."""
-
-from . import bake_panel, database_panel, import_panel, retarget_panel
-
-CLASSES = import_panel.CLASSES + database_panel.CLASSES + retarget_panel.CLASSES + bake_panel.CLASSES
+"""Panels in the 3D Viewport sidebar, tab "Motion Matching": UI only. Each
+module lists what it registers in ``classes``; registration.py registers them."""

@@ -4,15 +4,13 @@ import json
 
 import bpy
 
-from .import_panel import CATEGORY
+from ..motion_matching_addon import bake_settings
+from .sidebar import SidebarPanel
 
 
-class MOTION_MATCHING_PT_bake(bpy.types.Panel):
+class MOTION_MATCHING_PT_bake(SidebarPanel, bpy.types.Panel):
     bl_label = "Controller and Bake"
     bl_idname = "MOTION_MATCHING_PT_bake"
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = CATEGORY
 
     def draw(self, context):
         layout = self.layout
@@ -28,12 +26,27 @@ class MOTION_MATCHING_PT_bake(bpy.types.Panel):
         layout.operator("motion_matching.bake", icon="RENDER_ANIMATION")
 
 
-class MOTION_MATCHING_PT_preview(bpy.types.Panel):
+class MOTION_MATCHING_PT_bake_settings(SidebarPanel, bpy.types.Panel):
+    """The scene's bake settings (one row per knob of core.bake.BakeSettings):
+    what Bake and the live preview use."""
+
+    bl_label = "Settings"
+    bl_idname = "MOTION_MATCHING_PT_bake_settings"
+    bl_parent_id = "MOTION_MATCHING_PT_bake"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        settings = context.scene.motion_matching.bake_settings
+        col = layout.column(align=True)
+        for name in bake_settings.property_names():
+            col.prop(settings, name)
+
+
+class MOTION_MATCHING_PT_preview(SidebarPanel, bpy.types.Panel):
     bl_label = "Preview"
     bl_idname = "MOTION_MATCHING_PT_preview"
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = CATEGORY
 
     def draw(self, context):
         settings = context.scene.motion_matching
@@ -44,12 +57,9 @@ class MOTION_MATCHING_PT_preview(bpy.types.Panel):
             self.layout.label(text="Blue: wanted path. Orange: matched path.", icon="INFO")
 
 
-class MOTION_MATCHING_PT_export(bpy.types.Panel):
+class MOTION_MATCHING_PT_export(SidebarPanel, bpy.types.Panel):
     bl_label = "Export"
     bl_idname = "MOTION_MATCHING_PT_export"
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = CATEGORY
 
     def draw(self, context):
         col = self.layout.column(align=True)
@@ -58,12 +68,9 @@ class MOTION_MATCHING_PT_export(bpy.types.Panel):
             op.format = fmt
 
 
-class MOTION_MATCHING_PT_report(bpy.types.Panel):
+class MOTION_MATCHING_PT_report(SidebarPanel, bpy.types.Panel):
     bl_label = "Report"
     bl_idname = "MOTION_MATCHING_PT_report"
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = CATEGORY
 
     @classmethod
     def poll(cls, context):
@@ -90,4 +97,5 @@ class MOTION_MATCHING_PT_report(bpy.types.Panel):
         col.label(text="Baked in %.2f s (%.0fx real time)" % (r["bake_seconds"], r["real_time_factor"]))
 
 
-CLASSES = (MOTION_MATCHING_PT_bake, MOTION_MATCHING_PT_preview, MOTION_MATCHING_PT_export, MOTION_MATCHING_PT_report)
+classes = (MOTION_MATCHING_PT_bake, MOTION_MATCHING_PT_bake_settings, MOTION_MATCHING_PT_preview, MOTION_MATCHING_PT_export,
+           MOTION_MATCHING_PT_report)

@@ -2,7 +2,7 @@
 
 import bpy
 
-from .import_panel import CATEGORY
+from .sidebar import SidebarPanel
 
 
 class MOTION_MATCHING_UL_entries(bpy.types.UIList):
@@ -31,12 +31,9 @@ class MOTION_MATCHING_UL_tags(bpy.types.UIList):
         row.prop(item, "frame_end", text="")
 
 
-class MOTION_MATCHING_PT_database(bpy.types.Panel):
+class MOTION_MATCHING_PT_database(SidebarPanel, bpy.types.Panel):
     bl_label = "Database"
     bl_idname = "MOTION_MATCHING_PT_database"
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = CATEGORY
 
     def draw(self, context):
         layout = self.layout
@@ -58,13 +55,10 @@ class MOTION_MATCHING_PT_database(bpy.types.Panel):
         layout.prop(settings, "tag_query")
 
 
-class MOTION_MATCHING_PT_database_features(bpy.types.Panel):
+class MOTION_MATCHING_PT_database_features(SidebarPanel, bpy.types.Panel):
     bl_label = "Features"
     bl_idname = "MOTION_MATCHING_PT_database_features"
     bl_parent_id = "MOTION_MATCHING_PT_database"
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = CATEGORY
     bl_options = {"DEFAULT_CLOSED"}
 
     def draw(self, context):
@@ -98,12 +92,9 @@ class MOTION_MATCHING_PT_database_features(bpy.types.Panel):
             layout.prop(g, "weight")
 
 
-class MOTION_MATCHING_PT_tags(bpy.types.Panel):
+class MOTION_MATCHING_PT_tags(SidebarPanel, bpy.types.Panel):
     bl_label = "Tags"
     bl_idname = "MOTION_MATCHING_PT_tags"
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = CATEGORY
 
     @classmethod
     def poll(cls, context):
@@ -134,7 +125,7 @@ class MOTION_MATCHING_PT_tags(bpy.types.Panel):
                 flow.label(text=move.name)
 
 
-CLASSES = (
+classes = (
     MOTION_MATCHING_UL_entries,
     MOTION_MATCHING_UL_feature_groups,
     MOTION_MATCHING_UL_tags,

@@ -2,15 +2,12 @@
 
 import bpy
 
-CATEGORY = "Motion Matching"
+from .sidebar import SidebarPanel
 
 
-class MOTION_MATCHING_PT_import(bpy.types.Panel):
+class MOTION_MATCHING_PT_import(SidebarPanel, bpy.types.Panel):
     bl_label = "Import"
     bl_idname = "MOTION_MATCHING_PT_import"
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = CATEGORY
 
     def draw(self, context):
         col = self.layout.column(align=True)
@@ -18,12 +15,9 @@ class MOTION_MATCHING_PT_import(bpy.types.Panel):
         col.operator("motion_matching.load_tpose", icon="ARMATURE_DATA")
 
 
-class MOTION_MATCHING_PT_virtual_root(bpy.types.Panel):
+class MOTION_MATCHING_PT_virtual_root(SidebarPanel, bpy.types.Panel):
     bl_label = "Virtual Root"
     bl_idname = "MOTION_MATCHING_PT_virtual_root"
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = CATEGORY
 
     @classmethod
     def poll(cls, context):
@@ -41,4 +35,4 @@ class MOTION_MATCHING_PT_virtual_root(bpy.types.Panel):
             layout.label(text="T-pose stored: %d bones" % len(settings.tpose), icon="OUTLINER_OB_ARMATURE")
 
 
-CLASSES = (MOTION_MATCHING_PT_import, MOTION_MATCHING_PT_virtual_root)
+classes = (MOTION_MATCHING_PT_import, MOTION_MATCHING_PT_virtual_root)

@@ -4,7 +4,7 @@ an editable list, presets, T-pose and the retarget button."""
 import bpy
 
 from ..core import humanoid
-from .import_panel import CATEGORY
+from .sidebar import SidebarPanel
 
 
 class MOTION_MATCHING_UL_bone_map(bpy.types.UIList):
@@ -19,20 +19,14 @@ class MOTION_MATCHING_UL_bone_map(bpy.types.UIList):
         split.prop_search(item, "bone", item.id_data, "bones", text="")
 
 
-class MOTION_MATCHING_PT_retarget(bpy.types.Panel):
+class MOTION_MATCHING_PT_retarget(SidebarPanel, bpy.types.Panel):
     bl_label = "Retarget"
     bl_idname = "MOTION_MATCHING_PT_retarget"
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = CATEGORY
     bl_options = {"DEFAULT_CLOSED"}
 
     def draw(self, context):
         layout = self.layout
-        settings = getattr(context.scene.motion_matching, "retarget", None)
-        if settings is None:
-            layout.label(text="Retarget properties not registered", icon="ERROR")
-            return
+        settings = context.scene.motion_matching.retarget
         col = layout.column(align=True)
         col.prop(settings, "source")
         col.prop(settings, "target")
@@ -81,4 +75,4 @@ class MOTION_MATCHING_PT_retarget(bpy.types.Panel):
             setattr(op, prop, getattr(settings, prop))
 
 
-CLASSES = (MOTION_MATCHING_UL_bone_map, MOTION_MATCHING_PT_retarget)
+classes = (MOTION_MATCHING_UL_bone_map, MOTION_MATCHING_PT_retarget)

@@ -3,11 +3,11 @@
     .venv-5.0/bin/python tools/demo.py --out out/demo
 
 Imports the sample take with its virtual root, tags it from the shipped dance
-card, builds the database, lays the built-in 'showcase' path, retargets onto the
-Rigify human meta-rig when the retarget operator is available (else bakes onto
-the mocap skeleton), bakes, exports BVH and glTF, prints the report, and renders
-pictures with Workbench: a contact sheet PNG of the character along the path
-(path and footprints drawn) and a short MP4. Everything goes to --out.
+card, builds the database, lays the built-in 'showcase' path, maps the Rigify
+human meta-rig and bakes straight onto it (retargeted), exports BVH and glTF,
+prints the report, and renders pictures with Workbench: a contact sheet PNG of
+the character along the path (path and footprints drawn) and a short MP4.
+Everything goes to --out.
 """
 
 import argparse
@@ -73,13 +73,10 @@ def build_scene(args):
 
 
 def retarget_target(source):
-    """The Rigify meta-rig, mapped and put in T-pose, when retargeting exists;
-    otherwise the source skeleton itself."""
-    import bpy
-
-    if not hasattr(bpy.types, "MOTION_MATCHING_OT_retarget"):
-        return source
+    """The Rigify meta-rig, mapped and put in T-pose, chosen as the Retarget
+    panel's target with the take as its source."""
     import addon_utils
+    import bpy
 
     addon_utils.enable("rigify", default_set=True)
     bpy.ops.object.select_all(action="DESELECT")
@@ -87,8 +84,8 @@ def retarget_target(source):
     rig = bpy.context.active_object
     rig.name = "Character"
     rig.location.x = 0.0
-    bpy.context.scene.motion_matching.retarget_source = source if hasattr(
-        bpy.context.scene.motion_matching, "retarget_source") else None
+    choices = bpy.context.scene.motion_matching.retarget
+    choices.source, choices.target = source, rig
     call(bpy.ops.motion_matching.auto_map_bones)
     call(bpy.ops.motion_matching.make_tpose)
     return rig

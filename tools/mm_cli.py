@@ -88,8 +88,16 @@ def parse(argv):
     ap.add_argument("--scenario", default="showcase", help="built-in scenario name or a JSON waypoint file")
     ap.add_argument("--fps", type=float, default=24.0, help="the scene's frame rate (default 24)")
     ap.add_argument("--tag-query", default="", help="restrict matching to tagged frames, e.g. 'walk or run'")
-    ap.add_argument("--no-foot-lock", action="store_true", help="bake without foot lock")
     ap.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    group = ap.add_argument_group("bake settings", "one per knob of core.bake.BakeSettings (default: its default)")
+    for k in bake_knobs():
+        flag, text = "--" + k.name.replace("_", "-"), k.description.replace("%", "%%")
+        if k.type is bool:
+            group.add_argument(flag, dest=k.name, action=argparse.BooleanOptionalAction, default=None, help=text)
+        else:
+            unit = {"angle": "degrees", "time": "s", "length": "m", "velocity": "m/s"}.get(k.unit)
+            group.add_argument(flag, dest=k.name, type=k.type, default=None, metavar=k.type.__name__.upper(),
+                               help=text + (" (%s)" % unit if unit else ""))
     # "--axis-up -Y": argparse would take "-Y" for an option; read it as the value.
     joined = []
     for token in argv:
@@ -145,6 +153,21 @@ def validate(args):
 
 
 _SESSION = {}   # what load_addon set up, for finish(): module enabled, build folder, uninstall, own bpy
+
+
+def bake_knobs():
+    """The bake's knobs (core.bake.knobs): no Blender needed to read them."""
+    return _core("bake").knobs()
+
+
+def set_bake_settings(settings, args):
+    """Put the knobs given on the command line on the scene's bake settings."""
+    import math
+
+    for k in bake_knobs():
+        value = getattr(args, k.name)
+        if value is not None:
+            setattr(settings, k.ui_name, math.radians(value) if k.unit == "angle" else value)
 
 
 def load_addon():
@@ -270,7 +293,8 @@ def run(args):
     except OSError as ex:
         raise Failure("Cannot make the folder %s (%s)." % (args.out, ex.strerror or ex)) from None
     report_path = os.path.join(os.path.abspath(args.out), "report.json")
-    call(ops.bake, use_foot_lock=not args.no_foot_lock, report_path=report_path)
+    set_bake_settings(scene.motion_matching.bake_settings, args)
+    call(ops.bake, report_path=report_path)
     call(bpy.ops.wm.save_as_mainfile, filepath=os.path.join(os.path.abspath(args.out), "baked.blend"))
     with open(report_path) as fh:
         report = json.load(fh)

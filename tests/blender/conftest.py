@@ -31,3 +31,47 @@ def empty_scene(addon):
 @pytest.fixture
 def workdir(tmp_path):
     return str(tmp_path)
+
+
+@pytest.fixture
+def take_on_path():
+    """``take_on_path(fps=24, scenario="showcase")`` makes the scene ready to
+    bake: the sample take imported with its virtual root, its database built, a
+    scenario controller over the scene's range, both chosen for the bake.
+    Returns (armature, controller)."""
+    import bpy
+
+    import bl_helpers as H
+    from sample_paths import SAMPLE_TAKE
+
+    def setup(fps=24, scenario="showcase"):
+        scene = bpy.context.scene
+        scene.render.fps, scene.render.fps_base = fps, 1.0
+        obj = H.import_ours(SAMPLE_TAKE, global_scale=0.01, add_virtual_root=True)
+        assert bpy.ops.motion_matching.database_add_action() == {"FINISHED"}
+        assert bpy.ops.motion_matching.build_database() == {"FINISHED"}
+        assert bpy.ops.motion_matching.add_scenario_controller(scenario=scenario,
+                                                               update_scene_range=True) == {"FINISHED"}
+        ctrl = bpy.context.active_object
+        scene.motion_matching.controller = ctrl
+        scene.motion_matching.bake_armature = obj
+        return obj, ctrl
+
+    return setup
+
+
+@pytest.fixture
+def bake(tmp_path):
+    """``bake(name="report.json", **options)`` runs motion_matching.bake with a
+    report file in the test's folder and returns the report."""
+    import json
+
+    import bpy
+
+    def run(name="report.json", **options):
+        path = str(tmp_path / name)
+        assert bpy.ops.motion_matching.bake(report_path=path, **options) == {"FINISHED"}
+        with open(path) as fh:
+            return json.load(fh)
+
+    return run

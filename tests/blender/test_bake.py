@@ -6,28 +6,7 @@ import bpy
 import numpy as np
 import pytest
 
-from sample_paths import SAMPLE_TAKE
 import bl_helpers as H
-
-
-def _setup(fps=24, scenario="showcase"):
-    scene = bpy.context.scene
-    scene.render.fps, scene.render.fps_base = fps, 1.0
-    obj = H.import_ours(SAMPLE_TAKE, global_scale=0.01, add_virtual_root=True)
-    assert bpy.ops.motion_matching.database_add_action() == {"FINISHED"}
-    assert bpy.ops.motion_matching.build_database() == {"FINISHED"}
-    assert bpy.ops.motion_matching.add_scenario_controller(scenario=scenario, update_scene_range=True) == {"FINISHED"}
-    ctrl = bpy.context.active_object
-    scene.motion_matching.controller = ctrl
-    scene.motion_matching.bake_armature = obj
-    return obj, ctrl
-
-
-def _bake(tmp_path, name="report.json", **kw):
-    path = str(tmp_path / name)
-    assert bpy.ops.motion_matching.bake(report_path=path, **kw) == {"FINISHED"}
-    with open(path) as fh:
-        return json.load(fh)
 
 
 FIELDS = ("frames", "fps", "searches", "jumps", "foot_locks", "foot_sliding_m",
@@ -36,9 +15,9 @@ FIELDS = ("frames", "fps", "searches", "jumps", "foot_locks", "foot_sliding_m",
           "bake_seconds", "real_time_factor")
 
 
-def test_showcase_bake_meets_its_figures(tmp_path):
-    obj, ctrl = _setup()
-    report = _bake(tmp_path)
+def test_showcase_bake_meets_its_figures(take_on_path, bake):
+    obj, ctrl = take_on_path()
+    report = bake()
     for f in FIELDS:
         assert f in report, f
     assert report["frames"] == bpy.context.scene.frame_end - bpy.context.scene.frame_start + 1
@@ -60,17 +39,45 @@ def test_showcase_bake_meets_its_figures(tmp_path):
     assert "Motion Matching Bake" in bpy.data.texts
 
 
-def test_foot_lock_reduces_sliding(tmp_path):
-    _setup()
-    on = _bake(tmp_path, "on.json")
-    off = _bake(tmp_path, "off.json", use_foot_lock=False)
+def test_foot_lock_reduces_sliding(take_on_path, bake):
+    take_on_path()
+    on = bake("on.json")
+    off = bake("off.json", use_foot_lock=False)
     assert on["foot_locks"] > 0 and off["foot_locks"] == 0
     assert on["foot_sliding_cm_per_foot_per_moving_s"] < off["foot_sliding_cm_per_foot_per_moving_s"]
+    # The scene's bake settings are what a plain bake uses; an option given to the call wins.
+    bpy.context.scene.motion_matching.bake_settings.use_foot_lock = False
+    scene_off = bake("scene_off.json")
+    assert scene_off["foot_sliding_m"] == off["foot_sliding_m"] and scene_off["foot_locks"] == 0
+    option_on = bake("option_on.json", use_foot_lock=True)
+    assert option_on["foot_sliding_m"] == on["foot_sliding_m"] and option_on["foot_locks"] == on["foot_locks"]
 
 
-def test_no_pops_and_determinism(tmp_path):
-    obj, _ = _setup(fps=60)
-    _bake(tmp_path)
+def test_jump_margin_plays_longer_pieces(take_on_path, bake):
+    take_on_path()
+    plain = bake("plain.json")
+    bpy.context.scene.motion_matching.bake_settings.jump_cost_margin = 2.0
+    held = bake("held.json")
+    assert held["jumps"] < plain["jumps"]
+    assert held["searches"] > 0 and held["tracking_error_max_m"] <= 0.10 + 0.02
+
+
+def test_every_bake_knob_is_an_option_and_a_scene_setting():
+    core_bake = H.addon_module("core.bake")
+    names = [k.ui_name for k in core_bake.knobs()]
+    assert "use_foot_lock" in names and "search_interval" in names and "toe_floor" not in names
+    op = bpy.ops.motion_matching.bake.get_rna_type().properties
+    scene_group = bpy.context.scene.motion_matching.bake_settings.bl_rna.properties
+    for k in core_bake.knobs():
+        assert k.ui_name in op and k.ui_name in scene_group, k.name
+        assert op[k.ui_name].name == scene_group[k.ui_name].name == k.label
+        assert op[k.ui_name].is_skip_save   # the scene's value counts unless the call gives one
+        assert getattr(bpy.context.scene.motion_matching.bake_settings, k.ui_name) == pytest.approx(k.default)
+
+
+def test_no_pops_and_determinism(take_on_path, bake):
+    obj, _ = take_on_path(fps=60)
+    bake()
     compat = H.addon_module("motion_matching_addon.compat")
     metrics = H.addon_module("core.metrics")
     store = H.addon_module("motion_matching_addon.database_store")
@@ -91,20 +98,20 @@ def test_no_pops_and_determinism(tmp_path):
         if j == root:
             continue
         assert steps[j] <= 1.5 * raw[j] + 1e-6, (name, np.degrees(steps[j]), np.degrees(raw[j]))
-    _bake(tmp_path, "again.json")
+    bake("again.json")
     second = keys(obj.animation_data.action)
     assert first.keys() == second.keys()
     for k in first:
         assert np.array_equal(first[k], second[k]), k
 
 
-def test_24_and_60_fps_scenes_both_track(tmp_path):
-    obj, _ = _setup(fps=24)
-    r24 = _bake(tmp_path, "r24.json")
+def test_24_and_60_fps_scenes_both_track(take_on_path, bake):
+    obj, _ = take_on_path(fps=24)
+    r24 = bake("r24.json")
     times24 = H.key_times(obj)
     bpy.ops.wm.read_homefile(use_empty=True)
-    obj, _ = _setup(fps=60)
-    r60 = _bake(tmp_path, "r60.json")
+    obj, _ = take_on_path(fps=60)
+    r60 = bake("r60.json")
     times60 = H.key_times(obj)
     assert abs(r24["tracking_error_mean_m"] - r60["tracking_error_mean_m"]) < 0.02
     for t in (times24, times60):
@@ -112,8 +119,8 @@ def test_24_and_60_fps_scenes_both_track(tmp_path):
     assert r24["frames"] == pytest.approx(r60["frames"] * 24 / 60, abs=2)
 
 
-def test_bad_inputs(tmp_path):
-    obj, ctrl = _setup()
+def test_bad_inputs(take_on_path):
+    obj, ctrl = take_on_path()
     scene = bpy.context.scene
     actions = len(bpy.data.actions)
     # No controller.
@@ -150,15 +157,15 @@ def test_bad_inputs(tmp_path):
     assert len(bpy.data.actions) == actions
 
 
-def test_static_and_too_fast_controllers(tmp_path):
-    obj, ctrl = _setup()
+def test_static_and_too_fast_controllers(tmp_path, take_on_path, bake):
+    obj, ctrl = take_on_path()
     scene = bpy.context.scene
     # Static: an Empty that never moves. The character idles where it stands.
     empty = bpy.data.objects.new("Still", None)
     scene.collection.objects.link(empty)
     scene.motion_matching.controller = empty
     scene.frame_start, scene.frame_end = 1, 120
-    report = _bake(tmp_path, "still.json")
+    report = bake("still.json")
     assert report["tracking_error_max_m"] <= 0.12
     # Faster than anything in the take (8 m/s): the bake completes and the cost shows it.
     path = tmp_path / "fast.json"
@@ -167,22 +174,74 @@ def test_static_and_too_fast_controllers(tmp_path):
     assert bpy.ops.motion_matching.add_scenario_controller(scenario="FILE", filepath=str(path),
                                                            update_scene_range=True) == {"FINISHED"}
     scene.motion_matching.controller = bpy.context.active_object
-    fast = _bake(tmp_path, "fast_report.json")
+    fast = bake("fast_report.json")
     assert fast["match_cost_max"] > report["match_cost_max"]
     assert fast["worst_moments"][0]["cost"] == pytest.approx(fast["match_cost_max"])
 
 
-def test_stopping_a_bake_early_writes_nothing(tmp_path):
-    """What Esc does in the interface: the step generator is closed half way."""
-    obj, ctrl = _setup()
-    bridge = H.addon_module("motion_matching_addon.bake_bridge")
-    core_bake = H.addon_module("core.bake")
-    actions = len(bpy.data.actions)
-    action = obj.animation_data.action
-    steps = bridge.run_steps(bpy.context, ctrl, obj, core_bake.BakeSettings())
-    fractions = [next(steps) for _ in range(2)]
-    assert 0.0 <= fractions[0] <= fractions[1] < 1.0
-    steps.close()
-    assert len(bpy.data.actions) == actions and obj.animation_data.action == action
-    assert bpy.ops.motion_matching.bake.get_rna_type().bl_rna is not None
-    assert hasattr(bpy.types.MOTION_MATCHING_OT_bake, "modal") and hasattr(bpy.types.MOTION_MATCHING_OT_bake, "invoke")
+class Event:
+    """A stand-in for the window manager's event: what modal() reads."""
+
+    def __init__(self, type, value="PRESS"):
+        self.type, self.value = type, value
+
+
+def _operator_stand_in():
+    """An object that holds what an instance of the bake operator holds and runs
+    the operator's own methods (Blender makes operator instances only inside a
+    call, and a background process has no window to run a modal one in)."""
+    op = bpy.types.MOTION_MATCHING_OT_bake
+    members = {name: op.__dict__[name] for name in ("begin_slices", "modal", "_stop", "_start", "_finish",
+                                                    "settings")}
+
+    class NothingSet:
+        def is_property_set(self, name):
+            return False
+
+    def report(self, kind, text):
+        self.reports.append((set(kind), text))
+
+    # The operator's options at their defaults: nothing given, the scene's choices count.
+    members.update(controller="", armature="", tag_query="", report_path="", frame_start=0, frame_end=0,
+                   properties=NothingSet(), report=report)
+    stand_in = type("BakeOperatorStandIn", (), members)()
+    stand_in.reports = []
+    return stand_in
+
+
+def test_modal_bake_advances_on_timer_and_esc_cancels(take_on_path):
+    """The interactive bake: TIMER events advance it, Esc stops it with nothing
+    written and the frame given back; left to run, it keys the action."""
+    obj, ctrl = take_on_path()
+    scene = bpy.context.scene
+    scene.frame_set(57)
+    take = obj.animation_data.action
+    actions = set(bpy.data.actions.keys())
+    op = _operator_stand_in()
+    op.begin_slices(bpy.context)
+    assert op._fraction == 0.0
+    assert op.modal(bpy.context, Event("MOUSEMOVE")) == {"PASS_THROUGH"}
+    for _ in range(200):                       # each TIMER event runs a slice
+        assert op.modal(bpy.context, Event("TIMER")) == {"RUNNING_MODAL"}
+        if op._fraction > 0.0:
+            break
+    assert 0.0 < op._fraction < 1.0
+    scene.frame_set(100)                       # the timeline moved meanwhile
+    assert op.modal(bpy.context, Event("ESC")) == {"CANCELLED"}
+    assert set(bpy.data.actions.keys()) == actions and "MM_Bake" not in bpy.data.actions
+    assert obj.animation_data.action == take
+    assert scene.frame_current == 57
+    assert op.reports == [({"WARNING"}, "Bake cancelled: nothing was written.")]
+    with pytest.raises(StopIteration):
+        next(op._steps)                        # the simulation was closed
+    # Left to run to the end, the same path keys MM_Bake and gives the frame back.
+    op = _operator_stand_in()
+    op.begin_slices(bpy.context)
+    results = []
+    for _ in range(10000):
+        results.append(op.modal(bpy.context, Event("TIMER")))
+        if results[-1] != {"RUNNING_MODAL"}:
+            break
+    assert results[-1] == {"FINISHED"} and len(results) >= 1
+    assert obj.animation_data.action.name == "MM_Bake" and scene.frame_current == 57
+    assert [kind for kind, _text in op.reports] == [{"INFO"}]

@@ -9,7 +9,6 @@ import pytest
 
 import bl_helpers as H
 from sample_paths import SAMPLE_TPOSE
-from test_bake import _setup
 
 
 @pytest.fixture
@@ -23,8 +22,8 @@ def rigify():
         addon_utils.disable("rigify", default_set=True)
 
 
-def test_bake_onto_meta_rig(tmp_path, rigify):
-    source, ctrl = _setup(fps=24)
+def test_bake_onto_meta_rig(tmp_path, rigify, take_on_path):
+    source, ctrl = take_on_path(fps=24)
     bpy.context.view_layer.objects.active = source
     assert bpy.ops.motion_matching.load_tpose(filepath=SAMPLE_TPOSE, global_scale=0.01) == {"FINISHED"}
     bpy.ops.object.select_all(action="DESELECT")

@@ -16,18 +16,6 @@ FS, FE = 1, 120       # the baked range (5 s at 24 fps keeps the tests quick)
 MM = 0.001
 
 
-@pytest.fixture(scope="module", autouse=True)
-def export_operator(addon):
-    """The operator, registered here only if the add-on does not register it yet."""
-    mine = None
-    if not hasattr(bpy.types, "MOTION_MATCHING_OT_export_baked"):
-        mine = H.addon_module("operators.export_baked").MOTION_MATCHING_OT_export_baked
-        bpy.utils.register_class(mine)
-    yield
-    if mine is not None:
-        bpy.utils.unregister_class(mine)
-
-
 def _bake():
     scene = bpy.context.scene
     scene.render.fps, scene.render.fps_base = 24, 1.0

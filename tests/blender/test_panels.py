@@ -5,7 +5,6 @@ import bpy
 import pytest
 
 import bl_helpers as H
-from test_bake import _setup
 
 
 class Recorder:
@@ -61,8 +60,8 @@ def _check(log):
             assert prop in data.bl_rna.properties and active_prop in active_data.bl_rna.properties, args
 
 
-def test_every_panel_polls_and_draws(tmp_path):
-    obj, _ctrl = _setup()
+def test_every_panel_polls_and_draws(tmp_path, take_on_path):
+    obj, _ctrl = take_on_path()
     scene = bpy.context.scene
     t = obj.animation_data.action.motion_matching.tags.add()
     t.name, t.frame_start, t.frame_end = "walk", 10, 200

@@ -17,25 +17,6 @@ import bl_helpers as H
 from core import humanoid
 
 
-# ----------------------------------------------------------------------------
-# Registration of the retarget property groups and panel until the add-on's
-# registration lists them (then this does nothing).
-
-
-@pytest.fixture(scope="module", autouse=True)
-def retarget_registered(addon):
-    props = H.addon_module("motion_matching_addon.retarget_props")
-    panel = H.addon_module("panels.retarget_panel")
-    mine = [cls for cls in props.CLASSES + panel.CLASSES if not cls.is_registered]
-    for cls in mine:
-        bpy.utils.register_class(cls)
-    props.attach()
-    yield
-    props.detach()
-    for cls in reversed(mine):
-        bpy.utils.unregister_class(cls)
-
-
 _rigify = {"on": False}
 
 

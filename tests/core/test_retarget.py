@@ -58,7 +58,7 @@ class Rig:
                 self.rest[j] = m @ self.rest[j]
 
     def skeleton(self, mapping, label="rig"):
-        return R.Skeleton(self.names, self.parents, self.offsets(), self.lengths, mapping, label)
+        return R.RetargetSkeleton(self.names, self.parents, self.offsets(), self.lengths, mapping, label)
 
 
 def sample_like(names=None, spine_count=4, root=False):
@@ -540,7 +540,7 @@ def test_constraints_of_mechanism_bones_are_followed(space):
     s_tp = R.TPose.from_matrices(R.compute_tpose(s_sk)[1])
     names = [n for n in src.names if n != "Root"]
     for follow in (True, False):
-        t_sk = R.Skeleton(tgt.names, tgt.parents, tgt.offsets(), tgt.lengths, m, "target",
+        t_sk = R.RetargetSkeleton(tgt.names, tgt.parents, tgt.offsets(), tgt.lengths, m, "target",
                           core_cons if follow else None)
         t_tp = R.TPose.from_matrices(R.compute_tpose(t_sk)[1])
         plan = R.prepare(s_sk, t_sk, s_tp, t_tp, root_motion="ROOT", source_root=0)
@@ -568,7 +568,7 @@ def test_constrained_bones_are_not_keyed_in_between():
     labels, _s, t = R.pair_bones(s_sk, free)
     assert "UpperChest-1" in labels
     chest3 = tgt.index("Spine2")
-    held = R.Skeleton(tgt.names, tgt.parents, tgt.offsets(), tgt.lengths, m,
+    held = R.RetargetSkeleton(tgt.names, tgt.parents, tgt.offsets(), tgt.lengths, m,
                       constraints={chest3: [R.Constraint("OTHER")]})
     labels, _s, t = R.pair_bones(s_sk, held)
     assert "UpperChest-1" not in labels and chest3 not in t

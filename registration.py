@@ -1,0 +1,37 @@
+"""Register the add-on: property groups, operators and panels (each module
+lists its own ``classes``), then the handlers and the import menu entry;
+unregister in reverse. The one module that may import every layer."""
+
+import bpy
+
+from .motion_matching_addon import bake_settings, handlers, preview, properties, retarget_props
+from .operators import (bake, controller, database, export_baked, import_bvh, retarget, tags, tpose,
+                        virtual_root)
+from .operators import preview as preview_operator
+from .panels import bake_panel, database_panel, import_panel, retarget_panel
+
+# In dependency order: a property group before the groups that point to it.
+MODULES = (
+    retarget_props, bake_settings, properties,
+    import_bvh, virtual_root, tpose, database, tags, retarget, controller, bake, preview_operator, export_baked,
+    import_panel, database_panel, retarget_panel, bake_panel,
+)
+CLASSES = tuple(cls for module in MODULES for cls in module.classes)
+
+
+def register():
+    for cls in CLASSES:
+        bpy.utils.register_class(cls)
+    properties.attach()
+    handlers.register()
+    preview.register()
+    bpy.types.TOPBAR_MT_file_import.append(import_bvh.menu_import)
+
+
+def unregister():
+    bpy.types.TOPBAR_MT_file_import.remove(import_bvh.menu_import)
+    preview.unregister()
+    handlers.unregister()
+    properties.detach()
+    for cls in reversed(CLASSES):
+        bpy.utils.unregister_class(cls)
