@@ -139,6 +139,7 @@ def validate(args):
             _core("tags").parse_query(args.tag_query)
         except _core("errors").MotionMatchingError as ex:
             raise Failure("--tag-query: %s" % str(ex).rstrip(".") + ".") from None
+    _check_bake_knobs(args)
     out = os.path.abspath(args.out)
     if os.path.exists(out) and not os.path.isdir(out):
         raise Failure("--out %s is a file: give a folder (it is made if missing)." % args.out)
@@ -158,6 +159,23 @@ _SESSION = {}   # what load_addon set up, for finish(): module enabled, build fo
 def bake_knobs():
     """The bake's knobs (core.bake.knobs): no Blender needed to read them."""
     return _core("bake").knobs()
+
+
+def _check_bake_knobs(args):
+    """Each bake option given: a finite number within the setting's bounds."""
+    for k in bake_knobs():
+        value = getattr(args, k.name, None)
+        if value is None or k.type is bool:
+            continue
+        flag = "--" + k.name.replace("_", "-")
+        shown = math.radians(value) if k.unit == "angle" else value
+        if not math.isfinite(value):
+            raise Failure("%s must be a finite number, not %s." % (flag, value))
+        lo = k.min if k.min is not None else -math.inf
+        hi = k.max if k.max is not None else math.inf
+        if not lo <= shown <= hi:
+            bounds = [math.degrees(b) if k.unit == "angle" else b for b in (lo, hi)]
+            raise Failure("%s must be from %g to %g, not %g." % (flag, bounds[0], bounds[1], value))
 
 
 def set_bake_settings(settings, args):
