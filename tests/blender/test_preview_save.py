@@ -4,8 +4,7 @@ and the armature plays it again."""
 
 import bpy
 import numpy as np
-
-from test_bake import _setup
+import pytest
 
 FRAMES = (30, 90, 150)
 
@@ -19,8 +18,13 @@ def _poses(obj):
     return np.array(out)
 
 
-def _start():
-    obj, _ctrl = _setup(fps=24)
+@pytest.fixture
+def start_preview(take_on_path):
+    return lambda: _started(take_on_path)
+
+
+def _started(take_on_path):
+    obj, _ctrl = take_on_path(fps=24)
     scene = bpy.context.scene
     scene.frame_end = 160
     take = obj.animation_data.action
@@ -40,8 +44,8 @@ def _plays_take_again(obj, take, playing):
     assert np.abs(_poses(obj) - playing).max() < 1e-6
 
 
-def test_save_while_previewing_then_stop(tmp_path):
-    obj, take, playing, fake_user = _start()
+def test_save_while_previewing_then_stop(tmp_path, start_preview):
+    obj, take, playing, fake_user = start_preview()
     take_name = take.name
     assert bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "previewing.blend")) == {"FINISHED"}
     assert bpy.context.scene.motion_matching.preview_active
@@ -50,8 +54,8 @@ def test_save_while_previewing_then_stop(tmp_path):
     assert bpy.data.actions[take_name].use_fake_user == fake_user   # no fake user left on the action
 
 
-def test_rename_scene_while_previewing_then_stop(tmp_path):
-    obj, take, playing, _fake_user = _start()
+def test_rename_scene_while_previewing_then_stop(tmp_path, start_preview):
+    obj, take, playing, _fake_user = start_preview()
     bpy.context.scene.name = "Renamed"
     assert bpy.context.scene.motion_matching.preview_active
     assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}   # stops (does not start again)
@@ -64,8 +68,8 @@ def test_rename_scene_while_previewing_then_stop(tmp_path):
     _plays_take_again(bpy.data.objects["Walker"], "TakeRenamed", playing)
 
 
-def test_save_and_reopen_while_previewing(tmp_path):
-    obj, take, playing, _fake_user = _start()
+def test_save_and_reopen_while_previewing(tmp_path, start_preview):
+    obj, take, playing, _fake_user = start_preview()
     path = str(tmp_path / "previewing.blend")
     take_name, obj_name = take.name, obj.name
     assert bpy.ops.wm.save_as_mainfile(filepath=path) == {"FINISHED"}
