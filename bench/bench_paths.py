@@ -1,0 +1,295 @@
+"""The path suite: bake every path of samples/paths (and the built-in showcase)
+on the sample take and measure the result from the baked keys (issue 10).
+
+Run from the repository root (tools/ and core/ are imported as packages):
+
+    .venv-4.5/bin/python -m bench.bench_paths [--fps 24 30 60] [--paths figure8 zigzag ...]
+                                             [--walk-query walk] [--json out/paths.json]
+
+Set-up as a user would: the sample take imported with scale 0.01 and a virtual
+root, tags suggested from the shipped dance card, the database built, a
+controller from each scenario file (``motion_matching.add_scenario_controller``)
+and ``motion_matching.bake`` with its defaults (``use_facing`` on where the file
+asks for a facing). The walking-only rows bake the walk paths again with the
+tag query ``walk`` (the dance card's walking).
+
+Every figure is measured from the keys (tools/path_measure, core/path_metrics):
+world positions by the add-on's forward kinematics, checked against Blender's
+pose after ``frame_set`` on a few frames of every bake. The raw take is
+measured the same way at the same frame rate (its action evaluated on
+fractional frames). Beside them, the bake report's own figures and the
+difference. One bake per row (bakes are deterministic); the real-time factor
+is the report's, so it moves with the machine's load.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+
+if not __package__:
+    sys.exit("Run from the repository root as: python -m bench.bench_paths")
+
+from tools import addon_session  # noqa: E402
+
+SAMPLES = os.path.join(addon_session.REPO, "samples")
+SUITE_DIR = os.path.join(SAMPLES, "paths")
+SUITE = ("showcase", "figure8", "zigzag", "walk_stand_walk", "slow_circle", "run_reversal", "strafe")
+WALK_PATHS = ("walk_stand_walk", "slow_circle", "figure8")
+CHECK_FRAMES = 4          # frames per bake compared with frame_set
+CHECK_TOLERANCE = 1e-4    # m
+
+
+def scenario_of(name):
+    from core import scenario as sc
+
+    if name in sc.BUILTINS:
+        return sc.builtin(name), None
+    path = os.path.join(SUITE_DIR, name + ".json")
+    return sc.load_scenario(path), path
+
+
+def setup(walk_query):
+    """Import, tag, build; returns (armature, raw action, database, seconds of
+    rows the walking query leaves searchable)."""
+    import bpy
+
+    ops = bpy.ops.motion_matching
+    bpy.ops.wm.read_homefile(use_empty=True)
+    ops.import_dance_card(filepath=os.path.join(SAMPLES, "jl_mm_dance_card.toml"))
+    ops.import_bvh(filepath=os.path.join(SAMPLES, "jl_mm_run.bvh"), global_scale=0.01, add_virtual_root=True)
+    obj = bpy.context.active_object
+    ops.auto_tag()
+    ops.database_add_action()
+    ops.build_database()
+    from tools import path_measure
+
+    db, arrays = path_measure.addon("motion_matching_addon.database_store").load(bpy.context.scene)
+    rows = path_measure.addon("motion_matching_addon.database_search").allowed_rows(db, arrays, walk_query)
+    walk_s = float(rows.sum() / db.clip_fps[0])
+    return obj, obj.animation_data.action, db, walk_s
+
+
+def raw_motion(obj, action, db, fps):
+    """The raw take sampled ``fps`` times a second (fractional frames of its own rate)."""
+    import numpy as np
+
+    from tools import path_measure
+
+    take_fps = float(db.clip_fps[0])
+    first, last = (float(v) for v in action.frame_range)
+    step = take_fps / fps
+    frames = first + np.arange(int(math.floor((last - first) / step + 1e-9)) + 1) * step
+    rows = np.clip(np.rint(frames - first).astype(np.int64), 0, db.num_rows - 1)
+    contacts = db.contacts[rows] if db.contacts is not None else None
+    return path_measure.read_motion(obj, action, frames, fps, contacts=contacts)
+
+
+def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp):
+    """Bake one path at one rate; returns the measured row."""
+    import bpy
+    import numpy as np
+
+    from core import scenario as sc
+    from tools import path_measure
+
+    scene = bpy.context.scene
+    ops = bpy.ops.motion_matching
+    scene.render.fps, scene.render.fps_base = int(fps), 1.0
+    scenario, path = scenario_of(name)
+    before = set(bpy.data.objects.keys())
+    if path:
+        ops.add_scenario_controller(scenario="FILE", filepath=path, frame_start=1, update_scene_range=True)
+    else:
+        ops.add_scenario_controller(scenario=name, frame_start=1, update_scene_range=True)
+    ctrl = [bpy.data.objects[n] for n in bpy.data.objects.keys() if n not in before][0]
+    scene.motion_matching.controller = ctrl
+    scene.motion_matching.bake_armature = obj
+    report_path = os.path.join(tmp, "report.json")
+    t0 = time.perf_counter()
+    result = ops.bake(controller=ctrl.name, armature=obj.name, use_facing=scenario.has_facing,
+                      tag_query=tag_query, report_path=report_path)
+    wall = time.perf_counter() - t0
+    if result != {"FINISHED"}:
+        raise RuntimeError("bake of %s did not finish" % name)
+    with open(report_path) as fh:
+        report = json.load(fh)
+    action = obj.animation_data.action
+    frames = np.arange(scene.frame_start, scene.frame_end + 1, dtype=np.float64)
+    bake = path_measure.read_motion(obj, action, frames, fps,
+                                    contacts=path_measure.baked_contacts(obj, action, frames))
+    picks = np.unique(np.linspace(0, len(frames) - 1, CHECK_FRAMES).astype(int))
+    check = path_measure.bulk_vs_frame_set(scene, obj, bake, picks)
+    times = (frames - 1.0) / fps
+    target, asked = sc.sample(scenario, times)
+    row = path_measure.measure(bake, raw, floor, path=target, asked_facing=asked)
+    row.update(path=name, query=tag_query or "", report=report, operator_s=wall, frame_set_check_m=check)
+    # Leave the scene as it was: the take plays its own action again.
+    path_measure.addon("motion_matching_addon.compat").assign_action(obj, raw_action)
+    bpy.data.actions.remove(action)
+    ctrl_action = ctrl.animation_data.action if ctrl.animation_data else None
+    bpy.data.objects.remove(ctrl)
+    if ctrl_action is not None and ctrl_action.users == 0:
+        bpy.data.actions.remove(ctrl_action)
+    return row
+
+
+COLUMNS = (
+    ("path", 16), ("db", 7), ("fps", 3), ("slide", 6), ("raw", 5), ("ratio", 5), ("c ratio", 7), ("rep", 6),
+    ("rep r", 5),
+    ("seed m", 6), ("face trv", 8), ("face ask", 8), ("hips mean/max", 13), ("rep max", 7), ("glides", 12),
+    ("rot x", 5), ("toe cm", 6), ("rt x", 5),
+)
+
+
+def _db(row):
+    return (row["query"] or "all")[:7]
+
+
+def _f(v, fmt):
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else fmt % v
+
+
+def table(rows):
+    """The table as text lines (see README, 'Path suite')."""
+    lines = ["  ".join("%-*s" % (w, h) for h, w in COLUMNS)]
+    for r in rows:
+        rep = r["report"]
+        track = r["tracking"]
+        cells = (
+            r["path"], _db(r), "%d" % r["fps"],
+            _f(r["sliding"]["cm_per_foot_per_moving_s"], "%.1f"), _f(r["raw_sliding"]["cm_per_foot_per_moving_s"], "%.1f"),
+            _f(r["sliding_ratio"], "%.2f"), _f(r.get("sliding_contact_ratio"), "%.2f"),
+            _f(rep["ankle_sliding_cm_per_foot_per_moving_s"], "%.1f"),
+            _f(rep["ankle_sliding_cm_per_foot_per_moving_s"] / rep["raw_ankle_sliding_cm_per_foot_per_moving_s"]
+               if rep["raw_ankle_sliding_cm_per_foot_per_moving_s"] else None, "%.2f"),
+            _f(r["seed"]["m_per_seconds"], "%.2f"),
+            _f(r["facing_travel"]["mean_deg"], "%.1f"),
+            _f(r["facing_asked"]["mean_deg"] if r["facing_asked"] else None, "%.1f"),
+            "%.1f/%.1f" % (100 * track["mean_m"], 100 * track["max_m"]),
+            "%.1f" % (100 * rep["tracking_error_max_m"]),
+            "%d/%d/%.1f" % (len(r["glides"]), r["glide_frames"], r["glide_longest_m"]),
+            _f(r["rotation"]["ratio"], "%.2f"), "%+.1f" % (100 * r["toe_margin_m"]),
+            "%.0f" % rep["real_time_factor"],
+        )
+        lines.append("  ".join("%-*s" % (w, c) for (h, w), c in zip(COLUMNS, cells)))
+    return lines
+
+
+LEGEND = """\
+slide / raw / ratio: planted ankle sliding, cm per foot per moving second (ankle under the take's planted
+  height + 3 cm and slower than 1 m/s; moving: hips over 0.2 m/s), bake / raw take at the same fps / ratio
+c ratio: the same ratio counting only steps where the played data also says contact (bake: keyed mm_contact_*)
+rep, rep r: the bake report's ankle figure (low ankles, any speed, at the database's 60 fps) and its ratio
+seed m: ankles under 13 cm, both feet, metres per 14.5 s (the seed write-up's 3.72 m)
+face trv: mean degrees between the body (hip joints) and the travel direction (hips over 0.5 s) where hips > 0.5 m/s
+  (the raw take scores %.1f: it walks backwards and sideways in places; its median is %.1f)
+face ask: mean degrees from the asked facing (strafe)
+hips mean/max: hips to the path, cm; rep max: the report's tracking maximum (root to path), cm
+glides: frozen glides (hips > 0.5 m/s and for > 0.5 s no foot becomes planted or stops being planted):
+  count/frames/metres the hips travel in the longest. Either a frozen pose or feet that never plant because
+  they skate faster than 1 m/s; neither adds to the sliding columns, so read those with this one. A short
+  glide (about 0.6 s, under 1 m) is a stance held too long for the speed
+rot x: largest per-frame joint rotation change / the raw take's 99.9th percentile (worst joint)
+toe cm: lowest toe minus the raw take's lowest toe; rt x: the report's real-time factor"""
+
+
+def comparison(rows):
+    """Where the report and the measurement disagree (issue 10 item 5)."""
+    out = ["report vs measured (same bake): report / measured (difference)",
+           "%-16s %-7s %3s  %-22s %-12s %-20s %-11s %-9s %-9s %s" % (
+               "path", "db", "fps", "ankle cm/foot/s", "ratio", "tracking max cm", "mean cm", "toe ratio",
+               "srch/jump", "worst rotation")]
+    for r in rows:
+        rep = r["report"]
+        rr = rep["raw_ankle_sliding_cm_per_foot_per_moving_s"]
+        rep_ratio = rep["ankle_sliding_cm_per_foot_per_moving_s"] / rr if rr else float("nan")
+        toe_ratio = rep["foot_sliding_cm_per_foot_per_moving_s"] / rep["raw_foot_sliding_cm_per_foot_per_moving_s"]
+        rot = r["rotation"]
+        out.append("%-16s %-7s %3d  %-22s %-12s %-20s %-11s %-9s %-9s %s" % (
+            r["path"], _db(r), r["fps"],
+            "%.1f / %.1f (%+.1f)" % (rep["ankle_sliding_cm_per_foot_per_moving_s"],
+                                     r["sliding"]["cm_per_foot_per_moving_s"],
+                                     rep["ankle_sliding_cm_per_foot_per_moving_s"] - r["sliding"]["cm_per_foot_per_moving_s"]),
+            "%.2f / %.2f" % (rep_ratio, r["sliding_ratio"]),
+            "%.1f / %.1f (%+.1f)" % (100 * rep["tracking_error_max_m"], 100 * r["tracking"]["max_m"],
+                                     100 * (rep["tracking_error_max_m"] - r["tracking"]["max_m"])),
+            "%.1f / %.1f" % (100 * rep["tracking_error_mean_m"], 100 * r["tracking"]["mean_m"]),
+            "%.2f" % toe_ratio, "%d/%d" % (rep["searches"], rep["jumps"]),
+            "%s %.1f deg at %d (raw %.1f)" % (rot["joint"], rot["max_deg"], rot["frame"], rot["raw_deg"])))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fps", type=int, nargs="+", default=[24, 30, 60], help="scene rates (default 24 30 60)")
+    ap.add_argument("--paths", nargs="+", default=list(SUITE), choices=SUITE, help="paths (default: all)")
+    ap.add_argument("--walk-query", default="walk",
+                    help="tag query of the walking-only database ('' skips those rows; default 'walk')")
+    ap.add_argument("--json", metavar="OUT", help="also write the rows as JSON")
+    args = ap.parse_args()
+    t_start = time.perf_counter()
+    addon_session.start()
+    import bpy
+    import numpy as np
+
+    from core import path_metrics as pm
+
+    obj, raw_action, db, walk_s = setup(args.walk_query)
+    raw60 = raw_motion(obj, raw_action, db, float(db.clip_fps[0]))
+    floor = pm.planted_height(raw60.ankles, raw60.toes, raw60.fps)
+    rows, worst_check = [], 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        for fps in args.fps:
+            raw = raw60 if fps == int(db.clip_fps[0]) else raw_motion(obj, raw_action, db, fps)
+            jobs = [(p, "") for p in args.paths]
+            if args.walk_query:
+                jobs += [(p, args.walk_query) for p in WALK_PATHS if p in args.paths]
+            for name, query in jobs:
+                row = bake_path(obj, raw_action, name, fps, query, raw, floor, tmp)
+                worst_check = max(worst_check, row["frame_set_check_m"])
+                rows.append(row)
+                print("baked %-16s %-5s %2d fps: sliding %.2fx" % (name, query or "all", fps, row["sliding_ratio"]),
+                      flush=True)
+    raw_facing = pm.travel_facing_error(pm.body_facing(raw60.hip_joints[:, 0], raw60.hip_joints[:, 1]),
+                                        raw60.hips, raw60.fps)
+    print()
+    print("Blender %s; sample take: planted ankle height %.1f cm (the report's %.1f cm); walking rows: tag query %r "
+          "(%.1f s of rows)" % (bpy.app.version_string, 100 * floor, 100 * rows[0]["report"]["planted_ankle_height_m"],
+                                args.walk_query, walk_s))
+    print("frozen glides in the raw take itself: %s" % ", ".join(
+        "%d at %d fps" % (r["raw_glides"], r["fps"]) for r in rows if r["path"] == rows[0]["path"] and not r["query"]))
+    print("bulk positions vs frame_set: largest difference %.2g m over %d frames per bake (limit %g)"
+          % (worst_check, CHECK_FRAMES, CHECK_TOLERANCE))
+    for line in table(rows):
+        print(line)
+    print(LEGEND % (raw_facing["mean_deg"], raw_facing["median_deg"]))
+    print()
+    for line in comparison(rows):
+        print(line)
+    print("bench time %.0f s" % (time.perf_counter() - t_start))
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as fh:
+            json.dump({"blender": bpy.app.version_string, "planted_ankle_height_m": floor, "walk_query": args.walk_query,
+                       "rows": rows}, fh, indent=1, default=_plain)
+    addon_session.disable()
+    if worst_check > CHECK_TOLERANCE:
+        sys.exit("bulk positions differ from frame_set by %.3g m" % worst_check)
+
+
+def _plain(v):
+    import numpy as np
+
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    raise TypeError(type(v))
+
+
+if __name__ == "__main__":
+    main()
