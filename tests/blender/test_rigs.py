@@ -198,8 +198,7 @@ def trial(addon, tmp_path_factory):
         frames = np.array([1.0, 120.0, 349.0])
         check = (rig_measure.world_heads(rig, frames, names), rig_measure.frame_set_heads(rig, frames, names))
         out[key] = {"retarget": ret, "bake": bake, "names": names, "retarget_heads": ret_heads,
-                    "bake_heads": bake_heads, "check": check, "scene_frames": (bpy.context.scene.frame_start,
-                                                                               bpy.context.scene.frame_end)}
+                    "bake_heads": bake_heads, "check": check}
     return out
 
 
@@ -209,6 +208,18 @@ def test_bulk_world_heads_match_frame_set(trial):
     for key in ("imported", "applied"):
         bulk, blender = trial[key]["check"]
         assert np.abs(bulk - blender).max() < 1e-4, key
+
+
+def test_the_applied_twin_meets_the_issue_thresholds(trial):
+    """Joints are heads: the glTF default import puts foot tails metres away,
+    which made the size ratio about 6 and the character float 6 m up once its
+    transforms were applied. Measured from heads, the applied character meets
+    the issue's thresholds (all but the report's tracking figure, below)."""
+    r, b = trial["applied"]["retarget"], trial["applied"]["bake"]
+    assert r["angle_excess_deg"] <= 3.0 and r["lowest_m"] >= -0.02, r
+    assert abs(b["percent"] - 100.0) <= 3.0, b
+    assert b["distance_mean_m"] <= 0.10 and b["distance_max_m"] <= 0.15, b
+    assert b["lowest_m"] >= -0.02 and abs(b["soles_m"]) <= 0.02, b
 
 
 ISSUE = pytest.mark.xfail(strict=True, reason="issue 9: retarget and bake work in armature space, not world space")
@@ -242,8 +253,10 @@ def test_issue_bake_mesh_never_below_2cm_and_soles_on_the_floor(trial):
 
 
 @ISSUE
-def test_issue_report_tracking_is_the_measured_one(trial):
-    b = trial["imported"]["bake"]
+@pytest.mark.parametrize("key", ["imported", "applied"])
+def test_issue_report_tracking_is_the_measured_one(trial, key):
+    """The report measures the database skeleton's root, not the rig's hips."""
+    b = trial[key]["bake"]
     assert abs(b["report_tracking_max_m"] - b["distance_max_m"]) <= 0.02
 
 
