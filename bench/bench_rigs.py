@@ -7,8 +7,8 @@ For each setup of tools/rigs.py (the character as built: bones Y-up in
 centimetres, object turned +90 degrees about X and scaled 0.01; the same with
 its transforms applied; after Blender's glTF export and import with each
 bone-direction option; after FBX export and import with automatic bone
-orientation on and off, leaf bones kept or dropped; the A-pose character with
-Make T-Pose), in a fresh scene with the sample take and its database:
+orientation on and off, leaf bones kept or dropped, joints written with Y or
+X along the bone; the A-pose character with Make T-Pose), in a fresh scene with the sample take and its database:
 Auto-Map, retarget of the whole take, bake of the built-in showcase. Prints
 per setup: joints mapped (of 22), the limbs' mean angle from the source's
 beyond what the rest poses differ, the mesh's lowest point after the
