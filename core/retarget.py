@@ -463,17 +463,16 @@ def standing_height(skeleton, tpose):
     pelvis point is the midpoint of the two hip joints (upper-leg heads),
     which every skeleton has in the same place whatever its hips bone looks
     like (Rigify's torso control starts 15 cm higher); the floor is the
-    lowest head or tail of the mapped feet and toes."""
+    lowest head of the mapped feet and toes. Joints are heads: where an
+    importer put a bone's tail is a guess (glTF's default puts a foot's tail
+    metres away), so no tail is measured."""
     sk = skeleton
     hips = [sk.joints[j] for j in _HIP_JOINTS]
     feet = [sk.joints[j] for j in _FLOOR_JOINTS if j in sk.joints]
     unknown = [sk.names[j] for j in hips + feet if not tpose.known(j)]
     if unknown:
         raise RetargetError("The T-pose of the %s does not hold %s." % (sk.label, _join(unknown)))
-    heads = tpose.heads[feet]
-    axes = tf.quat_to_matrix(tpose.rotations[feet])[:, :, 1]
-    tails = heads + axes * sk.lengths[feet, None]
-    floor = float(min(heads[:, 2].min(), tails[:, 2].min()))
+    floor = float(tpose.heads[feet, 2].min())
     pelvis = float(tpose.heads[hips, 2].mean())
     height = pelvis - floor
     if not height > 1e-6:

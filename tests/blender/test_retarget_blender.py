@@ -537,7 +537,8 @@ def test_generated_rigify_rig(rigify, prefer):
         p_s = np.mean([src.pose.bones[b].head for b in ("LeftHip", "RightHip")], axis=0)
         ratios.append(p_t / p_s)
     ratios = np.array(ratios)
-    assert np.abs(ratios - ratios[0, 0]).max() < 1e-4 and 1.0 < ratios[0, 0] < 1.1
+    # Standing pelvis heights above the lowest foot joint head: Rigify 1.059 m, the sample 0.950 m.
+    assert np.abs(ratios - ratios[0, 0]).max() < 1e-4 and 1.10 < ratios[0, 0] < 1.13
 
 
 # ----------------------------------------------------------------------------
