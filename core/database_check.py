@@ -20,7 +20,7 @@ import json
 import numpy as np
 
 from . import tags as core_tags
-from .features import (DATABASE_FORMAT_VERSION, MIN_GROUP_SCALE, FeatureError, FeatureSpec, feature_names,
+from .features import (DATABASE_FORMAT_VERSION, Database, MIN_GROUP_SCALE, FeatureError, FeatureSpec, feature_names,
                        feature_weights)
 from .npz_reader import NpzArchive
 
@@ -378,6 +378,13 @@ def _check_version_first(a):
     if int(a[()]) != DATABASE_FORMAT_VERSION:
         raise DatabaseError("The database uses format %d; this version of the add-on reads format %d. "
                             "Rebuild the database." % (int(a[()]), DATABASE_FORMAT_VERSION))
+
+
+def database_from_arrays(arrays, complete=False):
+    """A :class:`core.features.Database` from a dict of arrays (or an opened .npz),
+    checked completely first (raises :class:`DatabaseError` with a sentence)."""
+    checked, _sizes, _spec = check_arrays(arrays, complete=complete)
+    return Database.from_arrays(checked)
 
 
 def read_database(data, complete=True):

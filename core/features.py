@@ -627,19 +627,12 @@ class Database:
         return out
 
     @classmethod
-    def from_arrays(cls, arrays, check=True):
+    def from_arrays(cls, arrays):
         """Inverse of :meth:`to_arrays`; accepts a dict or an opened ``.npz``.
 
-        The arrays are first checked completely (:mod:`core.database_check`: every
-        key, kind, shape and cross-length, finite values, index ranges, the feature
-        set), raising :class:`FeatureError` with a sentence. ``check=False`` is for
-        arrays already checked that way."""
-        if check:
-            from .database_check import check_arrays
-
-            arrays, _sizes, spec = check_arrays(arrays, complete=False)
-        else:
-            spec = FeatureSpec.from_json(str(np.asarray(arrays["spec_json"])[()]))
+        The arrays are taken as they are: arrays from a file are checked first with
+        :func:`core.database_check.database_from_arrays` (which then calls this)."""
+        spec = FeatureSpec.from_json(str(np.asarray(arrays["spec_json"])[()]))
         keys = set(arrays.keys())
         db = cls(
             spec=spec,

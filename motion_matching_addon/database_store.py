@@ -104,7 +104,7 @@ def _entry(scene):
         except MotionMatchingError as ex:
             raise MotionMatchingError("The scene's stored database is damaged (rebuild or import it): %s" % ex) \
                 from None
-        hit = _Entry(Database.from_arrays(arrays, check=False), arrays)
+        hit = _Entry(Database.from_arrays(arrays), arrays)
         _cache.clear()
         _cache[key] = hit
     return hit

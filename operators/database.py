@@ -175,7 +175,7 @@ class MOTION_MATCHING_OT_import_database(bpy.types.Operator, ImportHelper):
                 data = fh.read()
             # Checked completely before anything in the scene changes.
             arrays = database_store.from_bytes(data)
-            db = Database.from_arrays(arrays, check=False)
+            db = Database.from_arrays(arrays)
         except OSError as ex:
             self.report({"ERROR"}, "Cannot read %s: %s." % (self.filepath, ex.strerror or ex))
             return {"CANCELLED"}

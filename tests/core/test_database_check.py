@@ -11,10 +11,10 @@ import zipfile
 import numpy as np
 import pytest
 
-from core.database_check import (ADDON_FORMAT, DatabaseError, check_arrays, known_keys, layout,
+from core.database_check import (ADDON_FORMAT, DatabaseError, check_arrays, database_from_arrays, known_keys, layout,
                                  read_database)
 from core.errors import MotionMatchingError
-from core.features import Clip, Database, build_database, default_spec, feature_names, feature_weights
+from core.features import Clip, build_database, default_spec, feature_names, feature_weights
 from core.npz_reader import MAX_INFLATED_BYTES, MAX_RATIO, RATIO_FLOOR_BYTES, NpzArchive, NpzError, inflate_cap
 from core.transforms import quat_from_axis_angle
 
@@ -98,7 +98,7 @@ def test_the_synthetic_database_passes_in_memory_and_as_bytes(good):
             assert again[k].dtype == np.asarray(good[k]).dtype, k
             np.testing.assert_array_equal(again[k], good[k], err_msg=k)
         assert again["features"].flags.writeable
-    db = Database.from_arrays(good)
+    db = database_from_arrays(good)
     assert db.num_rows == 220 and db.contact_joints == ("LeftToe", "RightToe")
     # Fortran-ordered members read back the same.
     fortran = dict(good, raw=np.asfortranarray(good["raw"]))
@@ -118,7 +118,7 @@ def test_unknown_members_are_ignored(good):
 def test_a_core_database_needs_only_the_core_keys(good):
     core_keys = set(layout(complete=False)) | {"contacts", "contact_joints"}
     core_only = {k: v for k, v in good.items() if k in core_keys}
-    Database.from_arrays(core_only)
+    database_from_arrays(core_only)
     read_database(npz_bytes(core_only), complete=False)
     with pytest.raises(DatabaseError, match="lacks format, weights"):
         read_database(npz_bytes(core_only))

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from core.contacts import central_velocity, foot_contacts, majority_filter
+from core.database_check import database_from_arrays
 from core.errors import MotionMatchingError
 from core.features import (
     Clip,
@@ -493,7 +494,7 @@ def test_to_arrays_round_trip_through_npz():
     np.savez(buf, **arrays)
     buf.seek(0)
     with np.load(buf, allow_pickle=False) as f:
-        again = Database.from_arrays(f)
+        again = database_from_arrays(f)
     assert again.spec == db.spec
     assert again.clip_names == db.clip_names and again.contact_joints == db.contact_joints
     for name in ("features", "raw", "clip_index", "frame_index", "valid", "excluded",
@@ -505,14 +506,14 @@ def test_to_arrays_round_trip_through_npz():
     np.testing.assert_array_equal(again.norm.scale, db.norm.scale)
     no_contacts = build_database(spec, [a]).to_arrays()
     assert "contacts" not in no_contacts
-    assert Database.from_arrays(no_contacts).contacts is None
+    assert database_from_arrays(no_contacts).contacts is None
     broken = dict(arrays)
     del broken["raw"]
     with pytest.raises(FeatureError, match="raw"):
-        Database.from_arrays(broken)
+        database_from_arrays(broken)
     broken = dict(arrays, valid=arrays["valid"][:-1])
     with pytest.raises(FeatureError, match="inconsistent"):
-        Database.from_arrays(broken)
+        database_from_arrays(broken)
 
 
 # ------------------------------------------------------------------------ performance
