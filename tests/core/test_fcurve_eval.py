@@ -1,7 +1,6 @@
 """core.fcurve_eval without Blender: segments, snapping, extrapolation, the handle
 correction and the cubic solve, checked against plain float64 maths."""
 
-import time
 
 import numpy as np
 import pytest
@@ -271,25 +270,3 @@ def test_evaluate_curves_is_evaluate_keys_per_curve():
     with pytest.raises(UnsupportedCurve) as info:
         evaluate_curves(curves[:2] + [bad], frames)
     assert info.value.curve_index == 2
-
-
-def test_speed_of_100_sparse_curves_over_5000_frames():
-    rng = np.random.default_rng(0)
-    curves = []
-    for _ in range(100):
-        n = 700
-        x = np.cumsum(rng.integers(1, 13, n)).astype(float)
-        co, hl, hr = _thirds(x, rng.uniform(-5, 5, n))
-        hl[:, 0] -= rng.uniform(0, 2, n)
-        hr[:, 0] += rng.uniform(0, 2, n)
-        hl[:, 1] += rng.normal(0, 2, n)
-        hr[:, 1] += rng.normal(0, 2, n)
-        curves.append({"co": co, "handle_left": hl, "handle_right": hr,
-                       "interpolation": np.where(rng.random(n) < 0.9, BEZIER, LINEAR)})
-    frames = np.arange(5000.0)
-    best = np.inf
-    for _ in range(3):
-        start = time.perf_counter()
-        evaluate_curves(curves, frames, "LINEAR")
-        best = min(best, time.perf_counter() - start)
-    assert best < 0.1

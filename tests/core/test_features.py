@@ -2,7 +2,6 @@
 
 import io
 import math
-import time
 
 import numpy as np
 import pytest
@@ -513,27 +512,3 @@ def test_to_arrays_round_trip_through_npz():
     broken = dict(arrays, valid=arrays["valid"][:-1])
     with pytest.raises(FeatureError, match="inconsistent"):
         Database.from_arrays(broken)
-
-
-# ------------------------------------------------------------------------ performance
-
-
-def test_build_database_is_fast_on_a_take_sized_clip():
-    rng = np.random.default_rng(0)
-    n, j, fps = 5562, 23, 60.0
-    names = [f"J{k}" for k in range(j)]
-    pos = np.cumsum(rng.normal(0, 0.01, size=(n, j, 3)), axis=0)
-    yaw = np.cumsum(rng.normal(0, 0.01, size=n))
-    root = np.cumsum(rng.normal(0, 0.01, size=(n, 3)), axis=0)
-    root[:, 2] = 0.0
-    clip = Clip("take", fps, names, pos, root, yaw_quats(yaw))
-    spec = default_spec("J3", "J7", "J0")
-    best = min(_timed(lambda: build_database(spec, [clip], contact_joints=("J4", "J8")))
-               for _ in range(3))
-    assert best < 0.1, f"build_database took {best:.3f} s"
-
-
-def _timed(fn):
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
