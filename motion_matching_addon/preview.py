@@ -197,31 +197,54 @@ def overlay_lines(scene, horizon_s=1.0):
     return world(wanted), world(matched), world(toes), res.locked[s], res.contacts[s]
 
 
+# Overlay colours (RGBA): wanted path, matched path, toe locked / in contact / free.
+WANTED_COLOR = (0.2, 0.8, 1.0, 1.0)
+MATCHED_COLOR = (1.0, 0.6, 0.1, 1.0)
+LOCKED_COLOR = (1.0, 0.2, 0.2, 1.0)
+CONTACT_COLOR = (0.2, 1.0, 0.3, 1.0)
+FREE_COLOR = (0.6, 0.6, 0.6, 1.0)
+
+
+def _point_shader(gpu):
+    """Blender's shader for sized points: POINT_UNIFORM_COLOR where it exists
+    (newer Blenders deprecate points drawn with UNIFORM_COLOR), else UNIFORM_COLOR."""
+    try:
+        return gpu.shader.from_builtin("POINT_UNIFORM_COLOR")
+    except ValueError:
+        return gpu.shader.from_builtin("UNIFORM_COLOR")
+
+
+def draw_overlay(lines):
+    """Draw :func:`overlay_lines` output in the current GPU context: both paths
+    as 2-pixel polylines, the toes as 8-pixel points. Wide lines go through
+    POLYLINE_UNIFORM_COLOR (UNIFORM_COLOR wide lines are deprecated)."""
+    import gpu
+    from gpu_extras.batch import batch_for_shader
+
+    wanted, matched, toes, locked, contacts = lines
+    line_shader = gpu.shader.from_builtin("POLYLINE_UNIFORM_COLOR")
+    line_shader.uniform_float("viewportSize", gpu.state.viewport_get()[2:])
+    line_shader.uniform_float("lineWidth", 2.0)
+    for pts, color in ((wanted, WANTED_COLOR), (matched, MATCHED_COLOR)):
+        if len(pts) > 1:
+            batch = batch_for_shader(line_shader, "LINE_STRIP", {"pos": np.asarray(pts, dtype=np.float32)})
+            line_shader.uniform_float("color", color)
+            batch.draw(line_shader)
+    point_shader = _point_shader(gpu)
+    gpu.state.point_size_set(8.0)
+    for i in range(2):
+        color = LOCKED_COLOR if locked[i] else (CONTACT_COLOR if contacts[i] else FREE_COLOR)
+        batch = batch_for_shader(point_shader, "POINTS", {"pos": np.asarray(toes[i:i + 1], dtype=np.float32)})
+        point_shader.uniform_float("color", color)
+        batch.draw(point_shader)
+    gpu.state.point_size_set(1.0)
+
+
 def _draw():
     try:
-        import gpu
-        from gpu_extras.batch import batch_for_shader
-
-        scene = bpy.context.scene
-        lines = overlay_lines(scene)
-        if lines is None:
-            return
-        wanted, matched, toes, locked, contacts = lines
-        shader = gpu.shader.from_builtin("UNIFORM_COLOR")
-        gpu.state.line_width_set(2.0)
-        gpu.state.point_size_set(8.0)
-        for pts, color in ((wanted, (0.2, 0.8, 1.0, 1.0)), (matched, (1.0, 0.6, 0.1, 1.0))):
-            if len(pts) > 1:
-                batch = batch_for_shader(shader, "LINE_STRIP", {"pos": [tuple(p) for p in pts]})
-                shader.uniform_float("color", color)
-                batch.draw(shader)
-        for i in range(2):
-            color = (1.0, 0.2, 0.2, 1.0) if locked[i] else ((0.2, 1.0, 0.3, 1.0) if contacts[i] else (0.6, 0.6, 0.6, 1.0))
-            batch = batch_for_shader(shader, "POINTS", {"pos": [tuple(toes[i])]})
-            shader.uniform_float("color", color)
-            batch.draw(shader)
-        gpu.state.line_width_set(1.0)
-        gpu.state.point_size_set(1.0)
+        lines = overlay_lines(bpy.context.scene)
+        if lines is not None:
+            draw_overlay(lines)
     except Exception:  # noqa: BLE001  (an overlay must never break drawing)
         pass
 

@@ -16,6 +16,7 @@ import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODULE = "bl_ext.user_default.motion_matching"
+ZIP_ENV = "MM_EXTENSION_ZIP"   # a built extension zip for start() to reuse
 
 
 _MADE = []   # throw-away user folders made here (removed by finish)
@@ -100,9 +101,15 @@ def disable():
 
 def start(user_dir=None):
     """Fresh user directory, build, install, enable: the one call most callers
-    need (end with :func:`finish`)."""
+    need (end with :func:`finish`).
+
+    If the environment names a zip already built from this checkout
+    (``ZIP_ENV``; the test session sets it for the processes it starts), that
+    zip is installed instead of building another."""
     user = prepare_user_dir(user_dir)
     import bpy  # noqa: F401  (Blender starts here, using the user directory above)
 
-    zip_path = build_zip(os.path.join(user, "dist"))
+    zip_path = os.environ.get(ZIP_ENV, "")
+    if not os.path.isfile(zip_path):
+        zip_path = build_zip(os.path.join(user, "dist"))
     return install(zip_path)

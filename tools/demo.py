@@ -149,12 +149,7 @@ def render_pictures(args, target, controller, report):
     written = [out.filepath_raw]
     if not args.no_video:
         scene.render.resolution_x, scene.render.resolution_y = 480, 270
-        settings = scene.render.image_settings
-        if hasattr(settings, "media_type"):   # Blender 5.0 sorts formats into image and video
-            settings.media_type = "VIDEO"
-        settings.file_format = "FFMPEG"
-        scene.render.ffmpeg.format = "MPEG4"
-        scene.render.ffmpeg.codec = "H264"
+        use_mp4(scene)
         scene.render.filepath = os.path.join(args.out, "demo_")
         end = scene.frame_end
         if args.video_frames:
@@ -165,6 +160,16 @@ def render_pictures(args, target, controller, report):
             scene.frame_end = end
         written += [os.path.join(args.out, f) for f in os.listdir(args.out) if f.endswith(".mp4")]
     return written
+
+
+def use_mp4(scene):
+    """Render the scene's animation to an H.264 MP4 (Blender's FFmpeg output)."""
+    settings = scene.render.image_settings
+    if hasattr(settings, "media_type"):   # Blender 5.0 sorts formats into image and video
+        settings.media_type = "VIDEO"
+    settings.file_format = "FFMPEG"
+    scene.render.ffmpeg.format = "MPEG4"
+    scene.render.ffmpeg.codec = "H264"
 
 
 def _path(controller):

@@ -1,7 +1,8 @@
 """Blender tests: the add-on is built with Blender's extension tool, installed
 into a throw-away user directory and enabled, once per session; every test then
 starts from an empty scene. The add-on is disabled at the end so that the bpy
-process can exit cleanly."""
+process can exit cleanly. Processes started by the tests get the zip's path in
+the environment (``addon_session.ZIP_ENV``) and install it instead of building."""
 
 import os
 
@@ -16,7 +17,11 @@ def addon(tmp_path_factory):
 
     zip_path = addon_session.build_zip(str(tmp_path_factory.mktemp("dist")))
     module = addon_session.install(zip_path)
+    # The end-to-end tests' own bpy processes (README walkthrough, demo, command
+    # line) install this same zip rather than each building one.
+    os.environ[addon_session.ZIP_ENV] = zip_path
     yield module
+    os.environ.pop(addon_session.ZIP_ENV, None)
     addon_session.disable()
 
 
