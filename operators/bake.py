@@ -125,6 +125,8 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         context.workspace.status_text_set("Baking motion matching... Esc to cancel")
         return {"RUNNING_MODAL"}
 
+    slice_seconds = 0.05   # work per timer event; tests set 0 for one slice per event
+
     def begin_slices(self, context):
         """The state :meth:`modal` runs from: the bake's step generator, its
         target and retarget setup, the frame to come back to. invoke sets it up
@@ -154,10 +156,13 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         if event.type != "TIMER":
             return {"PASS_THROUGH"}
         try:
-            deadline = time.perf_counter() + 0.05
-            while time.perf_counter() < deadline:
+            # At least one slice per event, more while the event's time budget lasts.
+            deadline = time.perf_counter() + self.slice_seconds
+            while True:
                 self._fraction = next(self._steps)
                 context.window_manager.progress_update(int(100 * self._fraction))
+                if time.perf_counter() >= deadline:
+                    break
         except StopIteration as done:
             self._stop(context)
             try:

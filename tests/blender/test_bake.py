@@ -192,7 +192,7 @@ def _operator_stand_in():
     call, and a background process has no window to run a modal one in)."""
     op = bpy.types.MOTION_MATCHING_OT_bake
     members = {name: op.__dict__[name] for name in ("begin_slices", "modal", "_stop", "_start", "_finish",
-                                                    "settings")}
+                                                    "slice_seconds", "settings")}
 
     class NothingSet:
         def is_property_set(self, name):
@@ -218,6 +218,7 @@ def test_modal_bake_advances_on_timer_and_esc_cancels(take_on_path):
     take = obj.animation_data.action
     actions = set(bpy.data.actions.keys())
     op = _operator_stand_in()
+    op.slice_seconds = 0.0                     # one slice per event, whatever the machine's speed
     op.begin_slices(bpy.context)
     assert op._fraction == 0.0
     assert op.modal(bpy.context, Event("MOUSEMOVE")) == {"PASS_THROUGH"}
