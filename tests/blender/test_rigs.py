@@ -199,7 +199,8 @@ def trial(addon, tmp_path_factory):
         frames = np.array([1.0, 120.0, 349.0])
         check = (rig_measure.world_heads(rig, frames, names), rig_measure.frame_set_heads(rig, frames, names))
         out[key] = {"retarget": ret, "bake": bake, "names": names, "retarget_heads": ret_heads,
-                    "bake_heads": bake_heads, "check": check}
+                    "bake_heads": bake_heads, "check": check, "warnings": report.get("warnings"),
+                    "size_ratio": report.get("size_ratio")}
     return out
 
 
@@ -258,3 +259,10 @@ def test_issue_applied_or_not_same_world_heads(trial):
     for stage in ("retarget_heads", "bake_heads"):
         assert np.abs(a[stage] - b[stage]).max() <= 0.001, stage
 
+
+def test_a_good_result_raises_no_warning(trial):
+    """The world-space checks stay quiet when the result is right, and the
+    report gives the size ratio (standing pelvis heights 0.88 / 0.968)."""
+    for key in ("imported", "applied"):
+        assert trial[key]["warnings"] == [], key
+        assert trial[key]["size_ratio"] == pytest.approx(0.88 / 0.968, abs=0.01), key
