@@ -437,6 +437,7 @@ def write_retargeted(context, target, output, setup, name="MM_Bake"):
     action, _switched = retarget_bridge.write_action(target, setup, result, frames, name)
     _key_figures(action, target, frames, report)
     report["retargeted_onto"] = target.name
+    target["mm_size_ratio"] = report["size_ratio"]      # shown in the Retarget panel
     return action, warnings
 
 

@@ -565,6 +565,7 @@ def retarget(context, source, target, source_tpose="AUTO", source_frame=1, targe
     checks = check_result(setup, result, target)
     new, switched = write_action(target, setup, result, frames,
                                  action_name or "%s on %s" % (action.name, target.name))
+    target["mm_size_ratio"] = float(setup.plan.scale)      # shown in the Retarget panel
     if setup.source_auto:
         store_mapping(source, setup.source_map)
     if setup.target_auto:

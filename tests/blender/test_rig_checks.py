@@ -107,6 +107,7 @@ def test_bake_size_can_be_set_and_is_reported(scene_with_take, workdir):
     rig, _mesh = rigs.build("Sized")
     auto = _bake(rig, workdir)
     assert auto["size_ratio"] == pytest.approx(0.88 / 0.968, abs=0.02)
+    assert rig["mm_size_ratio"] == pytest.approx(auto["size_ratio"])     # for the Retarget panel
     fixed = _bake(rig, workdir, scale=1.0)
-    assert fixed["size_ratio"] == 1.0
+    assert fixed["size_ratio"] == 1.0 and rig["mm_size_ratio"] == 1.0
     assert "size" in bpy.context.scene.motion_matching.last_bake_report
