@@ -10,6 +10,7 @@ import numpy as np
 from ..core import bake as core_bake
 from ..core import humanoid
 from ..core import metrics
+from ..core import retarget_checks
 from ..core import transforms as tf
 from ..core.errors import MotionMatchingError
 from ..core.search import SearchIndex
@@ -429,8 +430,6 @@ def write_retargeted(context, target, output, setup, name="MM_Bake"):
         report["per_frame"]["tracking_error"] = track
         report["final_distance_m"] = float(track[-1])
     report["size_ratio"] = float(setup.plan.scale)
-    from ..core import retarget_checks
-
     warnings += retarget_checks.result_warnings(target.name, setup.plan.target_height, world,
                                                 output.controller_world)
     report["warnings"] = list(report.get("warnings", [])) + warnings

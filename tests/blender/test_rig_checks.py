@@ -111,3 +111,13 @@ def test_bake_size_can_be_set_and_is_reported(scene_with_take, workdir):
     fixed = _bake(rig, workdir, scale=1.0)
     assert fixed["size_ratio"] == 1.0 and rig["mm_size_ratio"] == 1.0
     assert "size" in bpy.context.scene.motion_matching.last_bake_report
+
+
+def test_uneven_object_scale_is_refused(scene_with_take):
+    take, _controller = scene_with_take
+    rig, _mesh = rigs.build("Uneven")
+    rig.scale = (0.01, 0.02, 0.01)
+    bpy.context.view_layer.update()
+    with pytest.raises(RuntimeError, match="target 'Uneven' is scaled unevenly or mirrored: apply its scale"):
+        bpy.ops.motion_matching.retarget(source=take.name, target=rig.name)
+    assert _actions(rig) is None and "mm_size_ratio" not in rig.keys()
