@@ -121,3 +121,34 @@ def test_uneven_object_scale_is_refused(scene_with_take):
     with pytest.raises(RuntimeError, match="target 'Uneven' is scaled unevenly or mirrored: apply its scale"):
         bpy.ops.motion_matching.retarget(source=take.name, target=rig.name)
     assert _actions(rig) is None and "mm_size_ratio" not in rig.keys()
+
+
+def test_a_rig_turned_and_scaled_by_its_parent_moves_as_one_turned_by_its_object(scene_with_take):
+    """The importer's +90 degrees about X and 0.01 on a parent Empty instead
+    of the armature object: the same world motion within 1 mm."""
+    from tools import rig_measure
+
+    take, _controller = scene_with_take
+    own, _m1 = rigs.build("Own")
+    held, _m2 = rigs.build("Held")
+    parent = bpy.data.objects.new("Importer", None)
+    bpy.context.scene.collection.objects.link(parent)
+    parent.rotation_euler = held.rotation_euler
+    parent.scale = held.scale
+    held.rotation_euler = (0.0, 0.0, 0.0)
+    held.scale = (1.0, 1.0, 1.0)
+    held.parent = parent
+    bpy.context.view_layer.update()
+    np.testing.assert_allclose(np.array(held.matrix_world), np.array(own.matrix_world), atol=1e-9)
+    names = [b.name for b in own.data.bones]
+    frames = np.array([1.0, 700.0, 2500.0, 5000.0])
+    for rig in (own, held):
+        rig_trial.retarget(take, rig)
+    a = rig_measure.world_heads(own, frames, names)
+    b = rig_measure.world_heads(held, frames, names)
+    assert np.abs(a - b).max() < 1e-3
+    # And both follow the source in world space: the hips move as the source's, scaled by the size ratio.
+    src = rig_measure.world_heads(take, frames, [rig_measure.mapping(take)["Hips"]])[:, 0]
+    hips = a[:, names.index(rigs.PREFIX + "Hips")]
+    ratio = own["mm_size_ratio"]
+    np.testing.assert_allclose(hips[:, :2] - hips[0, :2], ratio * (src[:, :2] - src[0, :2]), atol=0.05)
