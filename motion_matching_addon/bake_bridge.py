@@ -411,6 +411,7 @@ def write_retargeted(context, target, output, setup, name="MM_Bake"):
         t_skel = core_bake.BakeSkeleton(names=names, parents=np.asarray(tgt.parents),
                                     offsets=tgt.offsets,
                                     root=0, hips=names.index(tmap["Hips"]), legs=legs)
+        _stand_on_soles(target, setup, t_skel, t_locs, t_rots, result, report)
         yaw = report["per_frame"]["root_yaw"]
         root_quat = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), yaw)
         floor = _target_floor(t_skel, t_locs, t_rots, report["per_frame"]["contact"])
@@ -438,6 +439,31 @@ def write_retargeted(context, target, output, setup, name="MM_Bake"):
     report["retargeted_onto"] = target.name
     target["mm_size_ratio"] = report["size_ratio"]      # shown in the Retarget panel
     return action, warnings
+
+
+def _stand_on_soles(target, setup, t_skel, t_locs, t_rots, result, report):
+    """With a skinned mesh, lift or lower the hips so that planted toes stand
+    as high above the floor as they stand above the mesh's soles at rest:
+    the mesh, not the bones, stands on the floor. The shift (world metres)
+    goes into the report as ``sole_shift_m``."""
+    from . import retarget_bridge
+
+    above = retarget_bridge.toe_above_soles(target, setup)
+    contacts = report["per_frame"]["contact"]
+    if above is None or not np.any(contacts):
+        return
+    pose = core_bake.forward_kinematics(t_skel, t_locs, t_rots)
+    z = np.stack([pose[:, leg[3], 2, 3] for leg in t_skel.legs], axis=1)
+    planted = core_bake.toe_floor(z, contacts) + core_bake.TOE_FLOOR_BELOW_PLANTED
+    dz = above - planted
+    # The hips' location is in its rest frame; its parents only turn about
+    # the vertical, so a world lift is the same local vector on every frame.
+    hips = setup.plan.target_hips
+    lift = tf.quat_rotate(tf.quat_conjugate(setup.plan.rest_rot[hips]), np.array([0.0, 0.0, dz]))
+    t_locs[:, hips] += lift
+    k = int(np.flatnonzero(result.located == hips)[0])
+    result.locations[:, k] += lift / setup.target.scale
+    report["sole_shift_m"] = float(dz)
 
 
 def _target_floor(t_skel, t_locs, t_rots, contacts):

@@ -439,6 +439,22 @@ def mesh_rest_points(obj):
     return np.concatenate(pts) if pts else np.zeros((0, 3))
 
 
+def toe_above_soles(obj, setup, most=0.15):
+    """How high the target's toe heads stand above the soles of the mesh it
+    skins, at rest (metres, the mean of both toes above the mesh's lowest
+    vertex), or None without a mesh, without mapped toes, or when the lowest
+    vertex is not just under the toes (more than ``most`` below, or above
+    them: a cape, a prop or a ground plane in the mesh)."""
+    pts = mesh_rest_points(obj)
+    tgt = setup.target
+    toes = [tgt.joints.get(s + "Toes") for s in ("Left", "Right")]
+    if not len(pts) or None in toes:
+        return None
+    lowest = float(pts[:, 2].min()) - float(setup.ground[2, 3])       # into the body frame's height
+    h = float(np.mean(tgt.rest[toes, 2, 3])) - lowest
+    return h if 0.0 <= h <= most else None
+
+
 def mesh_size_note(obj, pelvis_height):
     """A sentence when the bones are far from the size of the mesh they skin
     (a rig in centimetres with scale 1, say); '' when they agree or there is

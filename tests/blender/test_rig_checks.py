@@ -152,3 +152,21 @@ def test_a_rig_turned_and_scaled_by_its_parent_moves_as_one_turned_by_its_object
     hips = a[:, names.index(rigs.PREFIX + "Hips")]
     ratio = own["mm_size_ratio"]
     np.testing.assert_allclose(hips[:, :2] - hips[0, :2], ratio * (src[:, :2] - src[0, :2]), atol=0.05)
+
+
+def test_the_mesh_not_the_bones_stands_on_the_floor(scene_with_take, workdir):
+    """Soles 4 cm thicker under the same bones (shoes): after a bake the mesh's
+    soles, not the toe joints, stand on the floor while the character stands."""
+    take, controller = scene_with_take
+    rig, mesh = rigs.build("Shod")
+    co = np.empty(len(mesh.data.vertices) * 3, dtype=np.float32)
+    mesh.data.vertices.foreach_get("co", co)
+    co = co.reshape(-1, 3)
+    co[co[:, 1] < 2.0, 1] -= 4.0              # the mesh is in the rig's frame: Y up, centimetres
+    mesh.data.vertices.foreach_set("co", co.ravel())
+    mesh.data.update()
+    rig_trial.auto_map(rig)
+    report = _bake(rig, workdir)
+    fig, _heads, _names = rig_trial.bake_figures(rig, mesh, controller, report, 24)
+    assert abs(fig["soles_m"]) <= 0.02 and fig["lowest_m"] >= -0.02, fig
+    assert report["sole_shift_m"] == pytest.approx(0.04, abs=0.015)
