@@ -855,7 +855,9 @@ def retarget_frames(plan, source_rotations, source_hips, source_root=None):
     matrix, needed when the plan carries root motion. Returns a :class:`Result`.
 
     The target's pelvis point (the midpoint of its hip joints) follows the
-    source's, scaled about the origin; the target hips bone is placed so.
+    source's, scaled about the origin of the body frames (each object's
+    place); the target hips bone is placed so. Inputs are read into the body
+    frames; the locations returned are in the target's own units.
     """
     q = np.asarray(source_rotations, dtype=np.float64)
     hips = np.asarray(source_hips, dtype=np.float64)
