@@ -442,10 +442,11 @@ def write_retargeted(context, target, output, setup, name="MM_Bake"):
 
 
 def _stand_on_soles(target, setup, t_skel, t_locs, t_rots, result, report):
-    """With a skinned mesh, lift or lower the hips so that planted toes stand
-    as high above the floor as they stand above the mesh's soles at rest:
-    the mesh, not the bones, stands on the floor. The shift (world metres)
-    goes into the report as ``sole_shift_m``."""
+    """With a skinned mesh, lift or lower the hips so that the toe floor (the
+    planted toe height less 1 cm, which the toes are kept above) lies as high
+    as the toe joints stand above the mesh's soles at rest: the mesh, not the
+    bones, stands on the floor, and a toe held at the toe floor keeps its sole
+    on it. The shift (world metres) goes into the report as ``sole_shift_m``."""
     from . import retarget_bridge
 
     above = retarget_bridge.toe_above_soles(target, setup)
@@ -454,8 +455,7 @@ def _stand_on_soles(target, setup, t_skel, t_locs, t_rots, result, report):
         return
     pose = core_bake.forward_kinematics(t_skel, t_locs, t_rots)
     z = np.stack([pose[:, leg[3], 2, 3] for leg in t_skel.legs], axis=1)
-    planted = core_bake.toe_floor(z, contacts) + core_bake.TOE_FLOOR_BELOW_PLANTED
-    dz = above - planted
+    dz = above - core_bake.toe_floor(z, contacts)
     # The hips' location is in its rest frame; its parents only turn about
     # the vertical, so a world lift is the same local vector on every frame.
     hips = setup.plan.target_hips
