@@ -13,10 +13,16 @@ parents first, with Blender's rule pose = parent_pose @ offset @ basis.
 
 Conventions and decisions
 -------------------------
-- Armature space, not world space: each character moves in its own object
-  frame (both face -Y there), so a rotated, moved or scaled target object
-  carries the motion with it; a lean forward stays a lean forward whatever
-  way either object is turned.
+- The body frame: each skeleton may carry its object's matrix without the
+  ground part (see :func:`split_object_matrix`): the tilt and uniform scale
+  an importer gives (glTF and FBX imports of Mixamo characters: turned +90
+  degrees about X, scale 0.01, bones Y up in centimetres). The maths runs in
+  that frame (Z up, metres, facing -Y), so such a rig moves as it does with
+  its transforms applied. Inputs and outputs stay armature-space: source
+  rotations and heads, T-poses, the keys written (locations in the rig's
+  own units). What remains of the object (its place and its turn about the
+  vertical, the ground frame) carries the motion: a character moved or
+  turned on the ground walks there.
 - Pairs: every canonical joint mapped on both sides, plus the unmapped bones
   between two paired joints when both skeletons have the same number of them
   there (the sample's Chest3 between Chest2 and Chest4 and a fourth spine bone
@@ -73,9 +79,12 @@ __all__ = [
     "compute_tpose",
     "pair_bones",
     "standing_height",
+    "arm_droop",
     "prepare",
     "retarget_frames",
     "target_pose",
+    "target_frame_pose",
+    "split_object_matrix",
     "slice_result",
 ]
 
@@ -196,6 +205,48 @@ def _descendant_point(parents, offsets, top, bone):
 
 
 # ----------------------------------------------------------------------------
+# Object frames
+
+
+def _frame_parts(frame, label):
+    """(scale, 3x3 rotation, shift) of a body frame; identity for None."""
+    if frame is None:
+        return 1.0, np.eye(3), np.zeros(3)
+    f = np.asarray(frame, dtype=np.float64)
+    if f.shape != (4, 4) or not np.all(np.isfinite(f)):
+        raise RetargetError("The frame of the %s must be a 4x4 matrix." % label)
+    lin = f[:3, :3]
+    det = np.linalg.det(lin)
+    scale = abs(det) ** (1.0 / 3.0)
+    if not scale > 1e-9:
+        raise RetargetError("The object of the %s is scaled to nothing: give it a scale above zero." % label)
+    turn = lin / scale
+    if det < 0 or np.abs(turn.T @ turn - np.eye(3)).max() > 1e-4:
+        raise RetargetError("The object of the %s is scaled unevenly or mirrored: apply its scale "
+                            "(Ctrl-A, Scale) or give it the same scale on X, Y and Z." % label)
+    return float(scale), turn, f[:3, 3].copy()
+
+
+def split_object_matrix(matrix):
+    """An object's world matrix split as ground @ body: ``ground`` (4, 4) its
+    place and its turn about the vertical (what carries the motion), ``body``
+    (4, 4) the rest: the tilt and uniform scale an importer gives the
+    armature (Y-up bones: +90 degrees about X). The turn is read from where
+    the object's X axis points (an importer's tilt keeps X level); with X
+    nearly vertical there is no turn."""
+    m = np.asarray(matrix, dtype=np.float64)
+    x = m[:3, 0]
+    ground = np.eye(4)
+    ground[:3, 3] = m[:3, 3]
+    if np.hypot(x[0], x[1]) > 0.3 * np.linalg.norm(x):
+        a = np.arctan2(x[1], x[0])
+        ground[:2, :2] = [[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]]
+    body = np.linalg.inv(ground) @ m
+    body[:3, 3] = 0.0
+    return ground, body
+
+
+# ----------------------------------------------------------------------------
 # Skeletons and T-poses
 
 
@@ -210,18 +261,29 @@ class RetargetSkeleton:
     {bone index: [:class:`Constraint` or (kind, targets, influence)]} are the
     pose constraints the retarget follows on the target (see :class:`Constraint`);
     a bone listed there is never keyed as an in-between bone.
+    ``frame`` (4, 4): the body frame (tilt times uniform scale, see
+    :func:`split_object_matrix`); ``offsets``, ``rest`` and ``lengths`` are
+    then held in it (root offsets turned, every translation scaled), and
+    ``scale``/``turn`` keep its parts for :meth:`to_frame`/:meth:`from_frame`.
     """
 
-    def __init__(self, names, parents, offsets, lengths, mapping, label="skeleton", constraints=None):
+    def __init__(self, names, parents, offsets, lengths, mapping, label="skeleton", constraints=None,
+                 frame=None):
         self.names = [str(n) for n in names]
         self.label = label
         J = len(self.names)
         self.parents = _check_order(parents)
-        self.offsets = np.asarray(offsets, dtype=np.float64)
-        self.lengths = np.asarray(lengths, dtype=np.float64)
+        self.offsets = np.array(offsets, dtype=np.float64)
+        self.lengths = np.array(lengths, dtype=np.float64)
         if self.parents.shape != (J,) or self.offsets.shape != (J, 4, 4) or self.lengths.shape != (J,):
             raise RetargetError("The %s has %d bones but parents %s, offsets %s and lengths %s."
                                 % (label, J, self.parents.shape, self.offsets.shape, self.lengths.shape))
+        self.scale, self.turn, self.shift = _frame_parts(frame, label)
+        roots = self.parents < 0
+        self.offsets[:, :3, 3] *= self.scale
+        self.offsets[roots, :3, :3] = self.turn @ self.offsets[roots, :3, :3]
+        self.offsets[roots, :3, 3] = self.offsets[roots, :3, 3] @ self.turn.T + self.shift
+        self.lengths *= self.scale
         mapping = {k: v for k, v in dict(mapping).items() if v}
         try:
             humanoid.check_mapping(mapping, self.names)
@@ -240,6 +302,27 @@ class RetargetSkeleton:
                 checked.append(c)
             if checked:
                 self.constraints[int(j)] = checked
+
+    def to_frame(self, pose):
+        """Armature-space pose matrices (..., 4, 4) into the body frame."""
+        pose = np.asarray(pose, dtype=np.float64)
+        out = pose.copy()
+        out[..., :3, :3] = self.turn @ pose[..., :3, :3]
+        out[..., :3, 3] = self.scale * pose[..., :3, 3] @ self.turn.T + self.shift
+        return out
+
+    def from_frame(self, pose):
+        """Body-frame pose matrices (..., 4, 4) back into armature space."""
+        pose = np.asarray(pose, dtype=np.float64)
+        out = pose.copy()
+        out[..., :3, :3] = self.turn.T @ pose[..., :3, :3]
+        out[..., :3, 3] = (pose[..., :3, 3] - self.shift) @ self.turn / self.scale
+        return out
+
+    def frame_tpose(self, tpose):
+        """An armature-space :class:`TPose` in the body frame."""
+        q = tf.quat_mul(tf.matrix_to_quat(self.turn), tpose.rotations)
+        return TPose(q, self.scale * tpose.heads @ self.turn.T + self.shift)
 
     def side_sign(self):
         """+1 when the left arm is on +X at rest (facing -Y), -1 when mirrored."""
@@ -399,7 +482,28 @@ def compute_tpose(skeleton, straighten_spine=False):
             continue
         basis[j] = tf.matrix_to_quat(pose[j, :3, :3].T @ new)
         pose[j, :3, :3] = new
-    return basis, pose
+    return basis, sk.from_frame(pose)
+
+
+# Upper arms hanging further below level than this at rest make an A-pose.
+A_POSE_DEGREES = 25.0
+
+
+def arm_droop(skeleton):
+    """Mean angle (degrees) of the upper arms below level in the rest pose
+    (body frame; from the upper arm's head to the forearm's), or None when
+    the arms are not mapped."""
+    sk = skeleton
+    out = []
+    for side in ("Left", "Right"):
+        a, b = sk.joints.get(side + "UpperArm"), sk.joints.get(side + "LowerArm")
+        if a is None or b is None:
+            continue
+        d = sk.rest[b, :3, 3] - sk.rest[a, :3, 3]
+        n = np.linalg.norm(d)
+        if n > 1e-9:
+            out.append(np.degrees(np.arcsin(np.clip(-d[2] / n, -1.0, 1.0))))
+    return float(np.mean(out)) if out else None
 
 
 # ----------------------------------------------------------------------------
@@ -472,6 +576,15 @@ def standing_height(skeleton, tpose):
     unknown = [sk.names[j] for j in hips + feet if not tpose.known(j)]
     if unknown:
         raise RetargetError("The T-pose of the %s does not hold %s." % (sk.label, _join(unknown)))
+    tpose = sk.frame_tpose(tpose)
+    head = sk.joints.get("Head", sk.joints.get("Neck"))
+    if head is not None and tpose.known(head):
+        up = tpose.heads[head] - tpose.heads[hips].mean(axis=0)
+        if up[2] < 0.5 * np.linalg.norm(up):
+            raise RetargetError(
+                "The %s does not stand upright (its head is not above its hips once its object's tilt and "
+                "scale are taken in): it lies on its side or upside down; turn it upright (its object or, in "
+                "Edit Mode, its bones) and try again." % sk.label)
     floor = float(tpose.heads[feet, 2].min())
     pelvis = float(tpose.heads[hips, 2].mean())
     height = pelvis - floor
@@ -535,8 +648,8 @@ def prepare(source, target, source_tpose, target_tpose, root_motion="HIPS", scal
     plan.source, plan.target, plan.root_motion = source, target, root_motion
     # 1. The bone pairs both T-poses know, and per pair the turn from the source's T-pose to the target's.
     plan.labels, plan.source_index, plan.target_index = _pairs_in_tposes(source, target, source_tpose, target_tpose)
-    q_s0 = tf.quat_normalize(source_tpose.rotations[plan.source_index])
-    q_t0 = tf.quat_normalize(target_tpose.rotations[plan.target_index])
+    q_s0 = tf.quat_normalize(source.frame_tpose(source_tpose).rotations[plan.source_index])
+    q_t0 = tf.quat_normalize(target.frame_tpose(target_tpose).rotations[plan.target_index])
     plan.correction = tf.quat_mul(_inv(q_s0), q_t0)
     # 2. The scale of the translation.
     plan.source_height = standing_height(source, source_tpose)[0]
@@ -742,7 +855,9 @@ def retarget_frames(plan, source_rotations, source_hips, source_root=None):
     matrix, needed when the plan carries root motion. Returns a :class:`Result`.
 
     The target's pelvis point (the midpoint of its hip joints) follows the
-    source's, scaled about the origin; the target hips bone is placed so.
+    source's, scaled about the origin of the body frames (each object's
+    place); the target hips bone is placed so. Inputs are read into the body
+    frames; the locations returned are in the target's own units.
     """
     q = np.asarray(source_rotations, dtype=np.float64)
     hips = np.asarray(source_hips, dtype=np.float64)
@@ -756,8 +871,13 @@ def retarget_frames(plan, source_rotations, source_hips, source_root=None):
         if source_root is None or np.shape(source_root) != (F, 4, 4):
             raise RetargetError("This plan moves the target's root bone: pass source_root (%d, 4, 4)." % F)
         source_root = np.asarray(source_root, dtype=np.float64)
-    q = tf.quat_normalize(q)
-    # Armature-space rotations of the paired target bones.
+    # Into the body frames (the maths runs there; see the module notes).
+    src = plan.source
+    q = tf.quat_normalize(tf.quat_mul(tf.matrix_to_quat(src.turn), tf.quat_normalize(q)))
+    hips = src.scale * hips @ src.turn.T + src.shift
+    if source_root is not None:
+        source_root = src.to_frame(source_root)
+    # Body-frame rotations of the paired target bones.
     world_pair = tf.quat_mul(q[:, plan.source_index], plan.correction)
     root = None
     if plan.target_root is not None:
@@ -781,6 +901,7 @@ def retarget_frames(plan, source_rotations, source_hips, source_root=None):
     rotations = np.stack([np.broadcast_to(local_rot[j], (F, 4)) for j in plan.keyed], axis=1)
     rotations = tf.quat_unroll(tf.quat_normalize(rotations), axis=0)
     locations = np.stack([np.broadcast_to(local_pos[j], (F, 3)) for j in plan.located], axis=1)
+    locations = locations / plan.target.scale       # the rig's own units
     return Result(plan.keyed.copy(), rotations, plan.located.copy(), np.ascontiguousarray(locations),
                   plan.target.names)
 
@@ -831,12 +952,18 @@ def target_pose(plan, result):
     """Armature-space pose matrices (F, Jt, 4, 4) of every target bone for a
     :class:`Result` (for checks and for IK after retargeting; memory grows
     with frames x bones, so pass a slice of frames for big rigs)."""
+    return plan.target.from_frame(target_frame_pose(plan, result))
+
+
+def target_frame_pose(plan, result):
+    """As :func:`target_pose`, in the target's body frame (metres, Z up:
+    the ground frame of its object takes them to world space)."""
     F = result.rotations.shape[0]
     J = len(plan.target.names)
     basis = np.zeros((F, J, 4, 4))
     basis[:] = np.eye(4)
     basis[:, result.keyed, :3, :3] = tf.quat_to_matrix(result.rotations)
-    basis[..., 3][:, result.located, :3] = result.locations
+    basis[..., 3][:, result.located, :3] = result.locations * plan.target.scale
     return tf.pose_fk(plan.target.parents, None, basis, plan.target.offsets)
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from ..core import bake as core_bake
 from ..core import humanoid
 from ..core import metrics
+from ..core import retarget_checks
 from ..core import transforms as tf
 from ..core.errors import MotionMatchingError
 from ..core.search import SearchIndex
@@ -138,6 +139,7 @@ class BakeOutput:
     skeleton: core_bake.BakeSkeleton   # the database skeleton
     settings: core_bake.BakeSettings   # as baked (the toe floor filled in)
     report: dict                       # the report's figures (README, report.json) and per-frame arrays
+    controller_world: np.ndarray = None  # (F, 3) the controller in world space on those frames
 
 
 def run(*args, progress=None, **kwargs):
@@ -156,13 +158,16 @@ def with_take_toe_floor(settings, db, arrays):
 
 
 def run_steps(context, controller, armature, settings, tag_query="", frame_start=None, frame_end=None,
-              path_scale=1.0):
+              path_scale=1.0, to_bake=None):
     """Simulate and return a :class:`BakeOutput` (no data written).
 
     ``path_scale``: when the result will be retargeted onto a character of
     another size (positions scaled by it), the database skeleton walks the path
     divided by it, so the retargeted character walks the path itself; distances
-    in the report are given in the target's size. A generator yielding the
+    in the report are given in the target's size. ``to_bake`` (4, 4): the
+    matrix taking the world to the space the database skeleton walks in
+    (default: the inverse of the armature's world matrix, divided by
+    ``path_scale``; see :func:`controller_matrix` for another rig). A generator yielding the
     fraction done; a caller may stop it early, nothing is written here."""
     scene = context.scene
     t0 = time.perf_counter()
@@ -179,8 +184,12 @@ def run_steps(context, controller, armature, settings, tag_query="", frame_start
     sim_frames = fs + np.arange(steps) / fps * sfps
     ctrl_world, facing = sample_controller(context, controller, sim_frames)
     # Into the armature's space (the bake works there).
-    inv = np.linalg.inv(np.asarray(armature.matrix_world, dtype=np.float64))
-    ctrl = (ctrl_world @ inv[:3, :3].T + inv[:3, 3]) / path_scale
+    if to_bake is None:
+        inv = np.linalg.inv(np.asarray(armature.matrix_world, dtype=np.float64))
+        ctrl = (ctrl_world @ inv[:3, :3].T + inv[:3, 3]) / path_scale
+    else:
+        inv = np.asarray(to_bake, dtype=np.float64)
+        ctrl = ctrl_world @ inv[:3, :3].T + inv[:3, 3]
     if facing is not None:
         f3 = np.column_stack([facing, np.zeros(len(facing))]) @ inv[:3, :3].T
         facing = f3[:, :2] / np.maximum(np.linalg.norm(f3[:, :2], axis=1, keepdims=True), 1e-12)
@@ -197,8 +206,9 @@ def run_steps(context, controller, armature, settings, tag_query="", frame_start
     sim_seconds = time.perf_counter() - t0
     report = figures(db, arrays, skeleton, result, frames, times, sfps, fps, sim_seconds, path_scale)
     report["note"] = note
+    ctrl_frames = np.column_stack([np.interp(frames, sim_frames, ctrl_world[:, k]) for k in range(3)])
     return BakeOutput(result=result, frames=frames, times=times, locations=locs, rotations=rots,
-                      skeleton=skeleton, settings=settings, report=report)
+                      skeleton=skeleton, settings=settings, report=report, controller_world=ctrl_frames)
 
 
 def figures(db, arrays, skeleton, result, frames, times, sfps, fps, seconds, path_scale=1.0):
@@ -306,6 +316,11 @@ def report_text(report):
     ]
     width = max(len(k) for k, _ in rows)
     lines = ["%-*s  %s" % (width, k, v) for k, v in rows]
+    if "size_ratio" in report:
+        lines.append("%-*s  %.3f (onto %s)" % (width, "size ratio", report["size_ratio"],
+                                               report.get("retargeted_onto", "another rig")))
+    for w in report.get("warnings", []):
+        lines.append("Warning: %s." % w)
     if report.get("note"):
         lines.append(report["note"])
     return "\n".join(lines)
@@ -334,11 +349,35 @@ def source_armature(context):
                               "(its bone mapping and T-pose): it is gone.")
 
 
-def retarget_setup(context, target):
-    """The retarget plan from the database's armature onto ``target``."""
+def retarget_setup(context, target, scale=None):
+    """The retarget plan from the database's armature onto ``target``
+    (``scale``: the size ratio, None for automatic)."""
     from . import retarget_bridge
 
-    return retarget_bridge.plan_for(context, source_armature(context), target)
+    return retarget_bridge.plan_for(context, source_armature(context), target, scale=scale)
+
+
+def controller_matrix(setup):
+    """The matrix taking the world to the database armature's space for a bake
+    onto another rig: into the target's ground frame (where its object stands
+    and faces), divided by the size ratio (the database skeleton walks the
+    path at its own size, so the retargeted rig walks it at its own), and out
+    of the database armature's body frame (its tilt and scale)."""
+    src, ratio = setup.source, setup.plan.scale
+    body_inv = np.eye(4)
+    body_inv[:3, :3] = src.turn.T / src.scale
+    body_inv[:3, 3] = -(src.turn.T @ src.shift) / src.scale
+    shrink = np.diag([1.0 / ratio, 1.0 / ratio, 1.0 / ratio, 1.0])
+    return body_inv @ shrink @ np.linalg.inv(setup.ground)
+
+
+def target_world_joints(setup, result):
+    """World positions of the target rig's hips, pelvis, head, ankles and toes
+    on every frame of a retarget result (retarget_bridge.world_joints): the
+    report's figures are measured on the character itself."""
+    from . import retarget_bridge
+
+    return retarget_bridge.world_joints(setup, result)
 
 
 def write_retargeted(context, target, output, setup, name="MM_Bake"):
@@ -354,10 +393,11 @@ def write_retargeted(context, target, output, setup, name="MM_Bake"):
     tgt = setup.target
     names = list(tgt.names)
     J = len(names)
+    # Foot lock and floor work in the target's body frame (metres, Z up).
     t_locs = np.zeros((len(frames), J, 3))
     t_rots = np.zeros((len(frames), J, 4))
     t_rots[..., 0] = 1.0
-    t_locs[:, result.located] = result.locations
+    t_locs[:, result.located] = result.locations * tgt.scale
     t_rots[:, result.keyed] = result.rotations
     legs = []
     tmap = setup.target_map
@@ -369,8 +409,9 @@ def write_retargeted(context, target, output, setup, name="MM_Bake"):
     keyed = set(int(j) for j in result.keyed)
     if len(legs) == 2 and all(j in keyed for leg in legs for j in leg[:3]) and not getattr(setup.plan, "overridden", None):
         t_skel = core_bake.BakeSkeleton(names=names, parents=np.asarray(tgt.parents),
-                                    offsets=armature_data.rest_offsets(target.data, names),
+                                    offsets=tgt.offsets,
                                     root=0, hips=names.index(tmap["Hips"]), legs=legs)
+        _stand_on_soles(target, setup, t_skel, t_locs, t_rots, result, report)
         yaw = report["per_frame"]["root_yaw"]
         root_quat = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), yaw)
         floor = _target_floor(t_skel, t_locs, t_rots, report["per_frame"]["contact"])
@@ -383,10 +424,46 @@ def write_retargeted(context, target, output, setup, name="MM_Bake"):
     else:
         warnings.append("the target's legs are not all mapped (hip, knee, ankle, toes), so its feet were not "
                         "planted again")
+    world = target_world_joints(setup, result)
+    if output.controller_world is not None:
+        track, report["tracking_error_mean_m"], report["tracking_error_max_m"] = metrics.tracking(
+            world["hips"], output.controller_world)
+        report["per_frame"]["tracking_error"] = track
+        report["final_distance_m"] = float(track[-1])
+    report["size_ratio"] = float(setup.plan.scale)
+    warnings += retarget_checks.result_warnings(target.name, setup.plan.target_height, world,
+                                                output.controller_world)
+    report["warnings"] = list(report.get("warnings", [])) + warnings
     action, _switched = retarget_bridge.write_action(target, setup, result, frames, name)
     _key_figures(action, target, frames, report)
     report["retargeted_onto"] = target.name
+    target["mm_size_ratio"] = report["size_ratio"]      # shown in the Retarget panel
     return action, warnings
+
+
+def _stand_on_soles(target, setup, t_skel, t_locs, t_rots, result, report):
+    """With a skinned mesh, lift or lower the hips so that the toe floor (the
+    planted toe height less 1 cm, which the toes are kept above) lies as high
+    as the toe joints stand above the mesh's soles at rest: the mesh, not the
+    bones, stands on the floor, and a toe held at the toe floor keeps its sole
+    on it. The shift (world metres) goes into the report as ``sole_shift_m``."""
+    from . import retarget_bridge
+
+    above = retarget_bridge.toe_above_soles(target, setup)
+    contacts = report["per_frame"]["contact"]
+    if above is None or not np.any(contacts):
+        return
+    pose = core_bake.forward_kinematics(t_skel, t_locs, t_rots)
+    z = np.stack([pose[:, leg[3], 2, 3] for leg in t_skel.legs], axis=1)
+    dz = above - core_bake.toe_floor(z, contacts)
+    # The hips' location is in its rest frame; its parents only turn about
+    # the vertical, so a world lift is the same local vector on every frame.
+    hips = setup.plan.target_hips
+    lift = tf.quat_rotate(tf.quat_conjugate(setup.plan.rest_rot[hips]), np.array([0.0, 0.0, dz]))
+    t_locs[:, hips] += lift
+    k = int(np.flatnonzero(result.located == hips)[0])
+    result.locations[:, k] += lift / setup.target.scale
+    report["sole_shift_m"] = float(dz)
 
 
 def _target_floor(t_skel, t_locs, t_rots, contacts):

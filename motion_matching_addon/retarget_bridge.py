@@ -88,9 +88,18 @@ def mapping_for(obj, prefer="DEF"):
     return dict(auto_map(obj, prefer)), True
 
 
+def object_frames(obj):
+    """(ground, body) 4x4 of the object's world matrix (parents included),
+    see core.retarget.split_object_matrix."""
+    return core_rt.split_object_matrix(np.array(obj.matrix_world, dtype=np.float64))
+
+
 def skeleton(obj, label, mapping, constraints=None):
+    """The core skeleton of ``obj`` in its body frame (the tilt and scale of
+    its object taken in, so a Y-up rig in centimetres reads Z up in metres)."""
     names, parents, offsets, lengths, _heads, _tails = skeleton_arrays(obj)
-    return core_rt.RetargetSkeleton(names, parents, offsets, lengths, mapping, label, constraints)
+    return core_rt.RetargetSkeleton(names, parents, offsets, lengths, mapping, label, constraints,
+                                    frame=object_frames(obj)[1])
 
 
 def _all_axes(c):
@@ -365,6 +374,11 @@ def plan_for(context, source, target, source_tpose="AUTO", source_frame=1, targe
     tgt = skeleton(target, tgt_label, setup.target_map, followed)
     src_tp, src_words = tpose_for(context, source, src.names, source_tpose, source_frame)
     tgt_tp, tgt_words = tpose_for(context, target, tgt.names, target_tpose, target_frame)
+    notes = []
+    if source_tpose == "AUTO" and src_words == "rest pose":
+        src_tp, src_words = _unless_a_pose(src, src_tp, src_words, notes)
+    if target_tpose == "AUTO" and tgt_words == "rest pose":
+        tgt_tp, tgt_words = _unless_a_pose(tgt, tgt_tp, tgt_words, notes)
     hips_name = src.names[src.joints["Hips"]]
 
     def make_plan(tgt):
@@ -375,7 +389,7 @@ def plan_for(context, source, target, source_tpose="AUTO", source_frame=1, targe
                          if root_motion == "ROOT" else None))
 
     plan = make_plan(tgt)
-    warnings = []
+    warnings = list(notes)
     if plan.overridden:
         warnings.append("%d keyed bones have constraints that override their keys (%s): the keys assume the "
                         "target's constraints muted" % (len(plan.overridden), _join_short(plan.overridden)))
@@ -388,9 +402,75 @@ def plan_for(context, source, target, source_tpose="AUTO", source_frame=1, targe
         warnings.append("constraints not followed, so these bones may move the result: %s"
                         % _join_short(ignored))
     setup.plan, setup.source, setup.target = plan, src, tgt
+    setup.ground = object_frames(target)[0]
+    size = mesh_size_note(target, plan.target_height)
+    if size:
+        warnings.append(size)
     setup.tpose_words = (src_words, tgt_words)
     setup.warnings = warnings
     return setup
+
+
+def _unless_a_pose(sk, tpose, words, notes):
+    """The rest pose as the T-pose, unless its arms hang down (an A-pose):
+    then the computed T-pose (Make T-Pose's), not stored, and a note."""
+    droop = core_rt.arm_droop(sk)
+    if droop is None or droop < core_rt.A_POSE_DEGREES:
+        return tpose, words
+    notes.append("the rest pose of %s is an A-pose (arms %.0f degrees below level), so its T-pose was computed "
+                 "(Make T-Pose stores one to check or edit)" % (sk.label, droop))
+    return core_rt.TPose.from_matrices(core_rt.compute_tpose(sk)[1]), "computed T-pose (A-pose rest)"
+
+
+def skinned_meshes(obj):
+    """Mesh objects deformed by ``obj`` (an Armature modifier on it)."""
+    return [o for o in bpy.data.objects if o.type == "MESH" and any(
+        m.type == "ARMATURE" and m.object == obj for m in o.modifiers)]
+
+
+def mesh_rest_points(obj):
+    """World positions (N, 3) of the undeformed vertices of the meshes ``obj`` skins."""
+    pts = []
+    for mesh in skinned_meshes(obj):
+        co = np.empty(len(mesh.data.vertices) * 3, dtype=np.float32)
+        mesh.data.vertices.foreach_get("co", co)
+        mw = np.array(mesh.matrix_world, dtype=np.float64)
+        pts.append(co.reshape(-1, 3) @ mw[:3, :3].T + mw[:3, 3])
+    return np.concatenate(pts) if pts else np.zeros((0, 3))
+
+
+def toe_above_soles(obj, setup, most=0.15):
+    """How high the target's toe heads stand above the soles of the mesh it
+    skins, at rest (metres, the mean of both toes above the mesh's lowest
+    vertex), or None without a mesh, without mapped toes, or when the lowest
+    vertex is not just under the toes (more than ``most`` below, or above
+    them: a cape, a prop or a ground plane in the mesh)."""
+    pts = mesh_rest_points(obj)
+    tgt = setup.target
+    toes = [tgt.joints.get(s + "Toes") for s in ("Left", "Right")]
+    if not len(pts) or None in toes:
+        return None
+    lowest = float(pts[:, 2].min()) - float(setup.ground[2, 3])       # into the body frame's height
+    h = float(np.mean(tgt.rest[toes, 2, 3])) - lowest
+    return h if 0.0 <= h <= most else None
+
+
+def mesh_size_note(obj, pelvis_height):
+    """A sentence when the bones are far from the size of the mesh they skin
+    (a rig in centimetres with scale 1, say); '' when they agree or there is
+    no mesh. A standing person's pelvis is about half its height."""
+    pts = mesh_rest_points(obj)
+    if not len(pts):
+        return ""
+    tall = float(np.ptp(pts[:, 2]))
+    if not tall > 1e-6:
+        return ""
+    ratio = pelvis_height / (0.53 * tall)
+    if 1.0 / 3.0 <= ratio <= 3.0:
+        return ""
+    return ("the bones of %s are %.3g times the size of the mesh they skin (hips %.2f m above the feet, mesh "
+            "%.2f m tall): check its object's scale (a rig in centimetres needs 0.01) or set the size by hand"
+            % (obj.name, ratio, pelvis_height, tall))
 
 
 def retarget_pose(setup, pose):
@@ -400,6 +480,47 @@ def retarget_pose(setup, pose):
     rotations = tf.matrix_to_quat(pose[..., :3, :3])
     root_pose = pose[:, plan.source_root] if plan.source_root is not None else None
     return core_rt.retarget_frames(plan, rotations, pose[:, plan.source_hips, :3, 3], root_pose)
+
+
+def world_joints(setup, result, chunk=256):
+    """World positions of the target's hips head, pelvis point (mid hip
+    joints), head, ankles and toes (Foot and Toes heads) on every frame of a
+    retarget result: {"hips", "pelvis", "head": (F, 3), "ankles", "toes":
+    (F, 2, 3)}, unmapped joints left out. In chunks of frames (big rigs)."""
+    g = np.asarray(setup.ground, dtype=np.float64)
+    joints = setup.target.joints
+    pick = {"hips": [joints["Hips"]], "pelvis": [joints["LeftUpperLeg"], joints["RightUpperLeg"]]}
+    for key, joint in (("ankles", "Foot"), ("toes", "Toes")):
+        if all(s + joint in joints for s in ("Left", "Right")):
+            pick[key] = [joints["Left" + joint], joints["Right" + joint]]
+    head = joints.get("Head", joints.get("Neck"))
+    if head is not None:
+        pick["head"] = [head]
+    parts = {k: [] for k in pick}
+    F = result.rotations.shape[0]
+    for a in range(0, F, chunk):
+        pose = core_rt.target_frame_pose(setup.plan, core_rt.slice_result(result, slice(a, a + chunk)))
+        heads = pose[..., :3, 3] @ g[:3, :3].T + g[:3, 3]
+        for k, idx in pick.items():
+            parts[k].append(heads[:, idx])
+    out = {k: np.concatenate(v) for k, v in parts.items()}
+    for k in ("hips", "head"):
+        if k in out:
+            out[k] = out[k][:, 0]
+    out["pelvis"] = out["pelvis"].mean(axis=1)
+    return out
+
+
+def check_result(setup, result, target, controller=None, frames=200):
+    """core.retarget_checks on the result in world space (on up to ``frames``
+    frames spread over it unless a controller is given): [sentences]."""
+    from ..core import retarget_checks
+
+    if controller is None and result.rotations.shape[0] > frames:
+        pick = np.linspace(0, result.rotations.shape[0] - 1, frames).round().astype(np.int64)
+        result = core_rt.slice_result(result, pick)
+    world = world_joints(setup, result)
+    return retarget_checks.result_warnings(target.name, setup.plan.target_height, world, controller)
 
 
 def write_action(target, setup, result, frames, name):
@@ -457,8 +578,10 @@ def retarget(context, source, target, source_tpose="AUTO", source_frame=1, targe
     step(0.4)
     result = retarget_pose(setup, pose)
     step(0.6)
+    checks = check_result(setup, result, target)
     new, switched = write_action(target, setup, result, frames,
                                  action_name or "%s on %s" % (action.name, target.name))
+    target["mm_size_ratio"] = float(setup.plan.scale)      # shown in the Retarget panel
     if setup.source_auto:
         store_mapping(source, setup.source_map)
     if setup.target_auto:
@@ -475,7 +598,7 @@ def retarget(context, source, target, source_tpose="AUTO", source_frame=1, targe
                     "; mapped automatically: %s" % " and ".join(auto) if auto else ""))
     if switched:
         sentence += " Switched %s to FK (IK_FK = 1) so the FK keys drive them." % _join_short(switched)
-    return new, sentence, setup.warnings
+    return new, sentence, setup.warnings + checks
 
 
 def _join_short(items, limit=4):

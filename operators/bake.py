@@ -4,7 +4,7 @@ import json
 import time
 
 import bpy
-from bpy.props import IntProperty, StringProperty
+from bpy.props import FloatProperty, IntProperty, StringProperty
 
 from ..core.bake import run_to_end
 from ..core.errors import MotionMatchingError
@@ -27,6 +27,9 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
     frame_start: IntProperty(name="Start", description="First frame (0 with End 0: the scene's range)", default=0)
     frame_end: IntProperty(name="End", description="Last frame (0: the scene's end)", default=0)
     tag_query: StringProperty(name="Tag Query", description="Restrict matching to tagged frames (empty: the scene's query)")
+    scale: FloatProperty(name="Size", default=0.0, min=0.0, soft_max=100.0,
+                         description="Onto another rig: its size against the database's skeleton "
+                         "(0: automatic, the ratio of the standing hips heights)")
     report_path: StringProperty(name="Report JSON", description="Also write the report here (optional)",
                                 subtype="FILE_PATH")
 
@@ -56,9 +59,10 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         _db, arrays, note = bake_bridge.ensure_database(context)
         setup = None
         if bake_bridge.needs_retarget(target, bake_bridge.skeleton_of(arrays)):
-            setup = bake_bridge.retarget_setup(context, target)
+            setup = bake_bridge.retarget_setup(context, target, self.scale or None)
         steps = bake_bridge.run_steps(context, ctrl, target, self.settings(context), tag_query=query, frame_start=fs,
-                                      frame_end=fe, path_scale=setup.plan.scale if setup else 1.0)
+                                      frame_end=fe, path_scale=setup.plan.scale if setup else 1.0,
+                                      to_bake=bake_bridge.controller_matrix(setup) if setup else None)
         self._note = note
         return steps, target, setup
 

@@ -67,6 +67,9 @@ class MOTION_MATCHING_PT_retarget(SidebarPanel, bpy.types.Panel):
         col.prop(settings, "auto_scale")
         if not settings.auto_scale:
             col.prop(settings, "scale")
+        tgt = settings.target
+        if settings.auto_scale and tgt is not None and "mm_size_ratio" in tgt.keys():
+            col.label(text="Size: %.3f (automatic, last retarget onto %s)" % (tgt["mm_size_ratio"], tgt.name))
         op = layout.operator("motion_matching.retarget", icon="ARMATURE_DATA")
         op.source = settings.source.name if settings.source else ""
         op.target = settings.target.name if settings.target else ""

@@ -2,7 +2,8 @@
 its round trips through Blender's glTF and FBX exporters and importers
 (tools/rigs.py), auto-mapping on every setup, the world-space readings the
 bench uses (tools/rig_measure.py), and the issue's thresholds on the glTF
-default import, expected to fail until retarget and bake work in world space.
+default import as imported (object turned and scaled) and with its
+transforms applied.
 
 Each setup is built once per module; the fixtures keep figures, not objects
 (every test starts from an empty scene)."""
@@ -198,7 +199,8 @@ def trial(addon, tmp_path_factory):
         frames = np.array([1.0, 120.0, 349.0])
         check = (rig_measure.world_heads(rig, frames, names), rig_measure.frame_set_heads(rig, frames, names))
         out[key] = {"retarget": ret, "bake": bake, "names": names, "retarget_heads": ret_heads,
-                    "bake_heads": bake_heads, "check": check}
+                    "bake_heads": bake_heads, "check": check, "warnings": report.get("warnings"),
+                    "size_ratio": report.get("size_ratio")}
     return out
 
 
@@ -222,47 +224,45 @@ def test_the_applied_twin_meets_the_issue_thresholds(trial):
     assert b["lowest_m"] >= -0.02 and abs(b["soles_m"]) <= 0.02, b
 
 
-ISSUE = pytest.mark.xfail(strict=True, reason="issue 9: retarget and bake work in armature space, not world space")
-
-
-@ISSUE
 def test_issue_retarget_limbs_follow_the_source_within_3_degrees(trial):
     assert trial["imported"]["retarget"]["angle_excess_deg"] <= 3.0
 
 
-@ISSUE
 def test_issue_retarget_mesh_stays_above_the_floor(trial):
     assert trial["imported"]["retarget"]["lowest_m"] >= -0.02
 
 
-@ISSUE
 def test_issue_bake_hips_travel_within_3_percent(trial):
     assert abs(trial["imported"]["bake"]["percent"] - 100.0) <= 3.0
 
 
-@ISSUE
 def test_issue_bake_hips_near_the_controller(trial):
     b = trial["imported"]["bake"]
     assert b["distance_mean_m"] <= 0.10 and b["distance_max_m"] <= 0.15
 
 
-@ISSUE
 def test_issue_bake_mesh_never_below_2cm_and_soles_on_the_floor(trial):
     b = trial["imported"]["bake"]
     assert b["lowest_m"] >= -0.02 and abs(b["soles_m"]) <= 0.02
 
 
-@ISSUE
+
 @pytest.mark.parametrize("key", ["imported", "applied"])
 def test_issue_report_tracking_is_the_measured_one(trial, key):
-    """The report measures the database skeleton's root, not the rig's hips."""
+    """The report measures the rig's own hips in world space."""
     b = trial[key]["bake"]
     assert abs(b["report_tracking_max_m"] - b["distance_max_m"]) <= 0.02
 
 
-@ISSUE
 def test_issue_applied_or_not_same_world_heads(trial):
     a, b = trial["imported"], trial["applied"]
     for stage in ("retarget_heads", "bake_heads"):
         assert np.abs(a[stage] - b[stage]).max() <= 0.001, stage
 
+
+def test_a_good_result_raises_no_warning(trial):
+    """The world-space checks stay quiet when the result is right, and the
+    report gives the size ratio (standing pelvis heights 0.88 / 0.968)."""
+    for key in ("imported", "applied"):
+        assert trial[key]["warnings"] == [], key
+        assert trial[key]["size_ratio"] == pytest.approx(0.88 / 0.968, abs=0.01), key
