@@ -113,16 +113,25 @@ def remove_fcurves(action, obj, data_path):
         owner.fcurves.remove(fc)
 
 
-def _group(owner, name):
-    if not name:
-        return None
-    grp = owner.groups.get(name)
-    return grp if grp is not None else owner.groups.new(name)
+# Blender files a curve into a group, and looks a new curve up among the
+# existing ones, with work that grows with the number of curves already there:
+# an action of more curves than this is keyed without bone groups.
+GROUP_LIMIT = 4000
 
 
-def write_curves(action, obj, channels, frames, values, interpolation="LINEAR"):
+def write_curves(action, obj, channels, frames, values, interpolation="LINEAR", progress=None):
     """Key many curves at once: ``channels`` is a list of (data_path, index,
     group name or None), ``values`` (F, len(channels)), on ``frames`` (F,).
+    See :func:`write_curve_rows`."""
+    frames = np.asarray(frames, dtype=np.float64)
+    values = np.asarray(values).reshape(len(frames), len(channels))
+    write_curve_rows(action, obj, channels, frames, values.T, interpolation, progress)
+
+
+def write_curve_rows(action, obj, channels, frames, rows, interpolation="LINEAR", progress=None):
+    """Key many curves at once: ``channels`` is a list of (data_path, index,
+    group name or None), ``rows`` (len(channels), F) the values of each curve
+    on ``frames`` (F,). ``progress(fraction)`` is told as the curves are written.
 
     Replaces any keys those curves had. Keys and handles go in with one
     ``foreach_set`` each per curve, through buffers reused for every curve.
@@ -130,12 +139,17 @@ def write_curves(action, obj, channels, frames, values, interpolation="LINEAR"):
     line to them: a Bezier segment with such handles is exactly the straight
     line, so "LINEAR" keys are left as Blender's default Bezier keys (one
     ``foreach_set`` fewer per curve, and still smooth if a key is edited later).
-    Other interpolations are set explicitly.
+    Other interpolations are set explicitly. Existing curves and groups are
+    looked up in dictionaries made once, so the work in Python stays
+    proportional to the number of curves; curves are grouped (by their group
+    name) only while the action holds at most :data:`GROUP_LIMIT` curves.
     """
     owner = _curve_owner(action, obj, create=True)
     frames = np.asarray(frames, dtype=np.float64)
-    values = np.asarray(values, dtype=np.float64).reshape(len(frames), len(channels))
     n = len(frames)
+    if len(rows) != len(channels) or (len(rows) and np.shape(rows[0]) != (n,)):
+        raise ValueError("write_curve_rows: %d channels and values of shape %s on %d frames"
+                         % (len(channels), np.shape(rows), n))
     co = np.empty((n, 2), dtype=np.float32)
     left = np.empty((n, 2), dtype=np.float32)
     right = np.empty((n, 2), dtype=np.float32)
@@ -148,18 +162,24 @@ def write_curves(action, obj, channels, frames, values, interpolation="LINEAR"):
     y = np.empty(n)
     dy = np.empty(max(n - 1, 0))
     interp = np.full(n, INTERPOLATION[interpolation], dtype=np.int8)
-    groups = {}
+    curves = owner.fcurves
+    existing = {(fc.data_path, fc.array_index): fc for fc in curves} if len(curves) else {}
+    use_groups = len(existing) + len(channels) <= GROUP_LIMIT
+    groups = {g.name: g for g in owner.groups} if use_groups else {}
+    every = max(1, len(channels) // 100)
     for k, (data_path, index, group) in enumerate(channels):
-        fc = owner.fcurves.find(data_path, index=index)
+        fc = existing.get((data_path, index))
         if fc is None:
-            fc = owner.fcurves.new(data_path, index=index)
+            fc = curves.new(data_path, index=index)
         else:
             fc.keyframe_points.clear()
-        if group:
-            grp = groups.get(group) or groups.setdefault(group, _group(owner, group))
+        if group and use_groups:
+            grp = groups.get(group)
+            if grp is None:
+                grp = groups[group] = owner.groups.new(group)
             if fc.group != grp:
                 fc.group = grp
-        y[:] = values[:, k]
+        y[:] = rows[k]
         np.subtract(y[1:], y[:-1], out=dy)
         dy /= 3.0
         co[:, 1] = y
@@ -174,6 +194,8 @@ def write_curves(action, obj, channels, frames, values, interpolation="LINEAR"):
         kp.foreach_set("handle_right", right.ravel())
         if interpolation != "LINEAR":
             kp.foreach_set("interpolation", interp)
+        if progress is not None and (k + 1) % every == 0:
+            progress((k + 1) / len(channels))
 
 
 def write_channels(action, obj, data_path, frames, values, group=None, interpolation="LINEAR"):
