@@ -42,7 +42,7 @@ MAX_ANGLE = 1e6              # degrees (2,778 turns; float64 still resolves 1e-1
 MAX_DISTANCE = 1e6           # metres after scaling: offsets, rest heads, position channels
 MIN_SCALE, MAX_SCALE = 1e-6, 1e6
 # Bytes of MOTION text converted at a time (a few thousand frames).
-CHUNK_BYTES = 1 << 23
+CHUNK_BYTES = 1 << 20
 
 
 @dataclass
@@ -124,7 +124,8 @@ def _check_text(raw, source):
     if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
         raise BvhError("%s is saved as UTF-16 text; save it as UTF-8 or plain ASCII." % source)
     start = len(_BOM) if raw.startswith(_BOM) else 0
-    if not raw[start:].strip():
+    # Empty or only blanks (looked at in pieces: no copy of a large file).
+    if all(not raw[k:k + 65536].strip() for k in range(start, len(raw), 65536)):
         raise BvhError("%s is empty." % source)
     head = raw[start:start + 65536]
     if b"\x00" in head:
@@ -437,8 +438,10 @@ def _parse_motion(raw, start, first_line, frames, n_channels, source, progress=N
         if rows:
             out[row:row + rows] = values
         # Frame k is on line first_line + k while no blank line comes before it.
-        kept = data.rstrip()
-        if line != first_line + row or rows != (kept.count(b"\n") + 1 if kept else 0):
+        end_text = len(data)
+        while end_text and data[end_text - 1] in b" \t\r\n\f\v":
+            end_text -= 1
+        if line != first_line + row or rows != (data.count(b"\n", 0, end_text) + 1 if end_text else 0):
             dense = False
         row += rows
         line += data.count(b"\n")
@@ -705,7 +708,7 @@ def to_blender(bvh, global_scale=1.0, axis_forward="-Z", axis_up="Y", handedness
     # frames at a time so that temporaries stay small.
     for order, (joints, cols) in by_order.items():
         joints, cols = np.array(joints), np.array(cols)
-        step = max(1, (1 << 20) // cols.size)
+        step = max(1, (1 << 16) // cols.size)
         for f0 in range(0, F, step):
             angles = np.radians(bvh.motion[f0:f0 + step][:, cols])
             rotations[f0:f0 + step, joints] = tf.euler_to_quat(angles, order)
@@ -774,7 +777,7 @@ def keyed_channels(motion, bone_rest):
     for i, (j, kind, k) in enumerate(channels):
         if k == 0:
             row_of[(j, kind)] = i
-    step = max(1, (1 << 18) // max(F, 1))
+    step = max(1, (1 << 16) // max(F, 1))
     for j0 in range(0, J, step):
         js = np.arange(j0, min(J, j0 + step))
         rot = js[motion.has_rot[js]]
