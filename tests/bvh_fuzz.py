@@ -56,16 +56,20 @@ Frame Time: 0.008333\r
 """
 
 
-def malformed(seed, count, texts=(TEXT, TEXT_B)):
-    """``count`` malformed variants (bytes) of ``texts``, the same for a seed."""
+def malformed(seed, count, texts=(TEXT, TEXT_B), kinds=None):
+    """``count`` malformed variants (bytes) of ``texts``, the same for a seed
+    (``kinds``: only these kinds of :func:`mutate`)."""
     rng = np.random.default_rng(seed)
-    return [mutate(rng, texts[i % len(texts)]) for i in range(count)]
+    return [mutate(rng, texts[i % len(texts)], kinds) for i in range(count)]
 
 
-def mutate(rng, text):
-    """A malformed variant of ``text`` (bytes), chosen and placed by ``rng``."""
+def mutate(rng, text, kinds=None):
+    """A malformed variant of ``text`` (bytes), chosen and placed by ``rng``:
+    kind 0 truncated, 1 a number changed, 2 a token removed, 3 a token replaced,
+    4 braces shuffled, 5 random bytes, 6 a frame's value count, 7 a count
+    changed, 8 lines swapped; 9 (only when asked for) a frame's value made huge."""
     raw = text.encode()
-    kind = rng.integers(9)
+    kind = rng.integers(9) if kinds is None else rng.choice(kinds)
     words = text.split(" ")
     if kind == 0:  # truncated anywhere
         return raw[:rng.integers(0, len(raw))]
@@ -106,6 +110,13 @@ def mutate(rng, text):
         old = str(rng.choice(["CHANNELS 6", "CHANNELS 3", "Frames: 3"]))
         new = old.split(" ")[0] + " " + str(rng.choice(["-1", "0", "7", "2", "100", "1e3", "abc"]))
         return text.replace(old, new, 1).encode()
+    if kind == 9:  # a value of a frame made huge or not finite (only when asked for)
+        lines = text.rstrip().split("\n")
+        i = len(lines) - 1 - rng.integers(min(3, len(lines)))
+        parts = lines[i].split(" ")
+        parts[rng.integers(len(parts))] = str(rng.choice(["1e39", "-1e308", "1e300", "3e38", "2e6", "1e7", "nan"]))
+        lines[i] = " ".join(parts)
+        return ("\n".join(lines) + "\n").encode()
     lines = text.split("\n")  # lines swapped
     a, b = rng.integers(len(lines), size=2)
     lines[a], lines[b] = lines[b], lines[a]

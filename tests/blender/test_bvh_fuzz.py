@@ -92,6 +92,11 @@ def _tpose(obj):
 
 
 def test_load_tpose_fuzz(files, tmp_path):
+    # Besides the shared files, numbers changed in the joints the armature has.
+    for i, raw in enumerate(malformed(99, 120, texts=(TEXT,), kinds=(1, 6, 9, 9))):
+        path = tmp_path / ("numbers%03d.bvh" % i)
+        path.write_bytes(raw)
+        files = files + [str(path)]
     base = tmp_path / "base.bvh"
     base.write_text(TEXT)
     obj = H.import_ours(str(base))
@@ -113,6 +118,9 @@ def test_load_tpose_fuzz(files, tmp_path):
             assert result == {"FINISHED"}
             values = np.array([r + h for _n, r, h in _tpose(obj)])
             assert len(values) and np.isfinite(values).all(), path
+            # Heads within the bounds (each offset and position within 1e6 m; the
+            # joints are two deep): not values clamped to float32's largest.
+            assert np.abs(values[:, 4:]).max() < 1e7, (path, values)
             outcomes["FINISHED"] += 1
         assert H.datablock_counts() == before, path
     assert outcomes["CANCELLED"] > COUNT // 2 and outcomes["FINISHED"] > 5, outcomes
