@@ -148,15 +148,25 @@ def _decode_line(data):
 
 class _Tokens:
     """Whitespace-separated tokens of the file's lines, read one line at a time
-    from ``raw`` (bytes) starting at ``pos``; knows where the current line ends."""
+    from ``raw`` (bytes) starting at ``pos`` (tokens of a line are found lazily,
+    so one enormous line costs no list of its words); knows where the current
+    line ends."""
+
+    _WORD = re.compile(r"\S+")
 
     def __init__(self, raw, pos, source):
         self.raw = raw
         self.pos = pos          # start of the next unread line
         self.source = source
         self.line = 0           # number of the current line (1-based)
-        self.line_words = 0     # tokens on the current line
-        self.pending = []       # tokens of the current line not taken yet, reversed
+        self.text = ""          # the current line
+        self.words = iter(())   # tokens of the current line not taken yet
+        self.ahead = None       # one token peeked at
+
+    @property
+    def line_words(self):
+        """Number of tokens on the current line."""
+        return sum(1 for _ in self._WORD.finditer(self.text))
 
     def read_line(self):
         """The next whole line as text (None at the end); drops what is pending."""
@@ -164,31 +174,33 @@ class _Tokens:
             return None
         end = self.raw.find(b"\n", self.pos)
         end = len(self.raw) if end < 0 else end + 1
-        text = _decode_line(self.raw[self.pos:end])
+        self.text = _decode_line(self.raw[self.pos:end])
         self.pos = end
         self.line += 1
-        self.pending = []
-        return text
+        self.words = self._WORD.finditer(self.text)
+        self.ahead = None
+        return self.text
 
     def _fill(self):
-        while not self.pending:
-            text = self.read_line()
-            if text is None:
+        while self.ahead is None:
+            word = next(self.words, None)
+            if word is not None:
+                self.ahead = word.group()
+                break
+            if self.read_line() is None:
                 return False
-            words = text.split()
-            self.line_words = len(words)
-            self.pending = words[::-1]
         return True
 
     def peek(self):
         if not self._fill():
             return None, self.line or 1
-        return self.pending[-1], self.line
+        return self.ahead, self.line
 
     def next(self, what):
         if not self._fill():
             raise BvhError("%s ends early near line %d: expected %s." % (self.source, self.line or 1, what))
-        return self.pending.pop(), self.line
+        tok, self.ahead = self.ahead, None
+        return tok, self.line
 
     def expect(self, word):
         tok, line = self.next("'%s'" % word)
@@ -746,6 +758,18 @@ def mirror_quaternions(q, m):
     return np.concatenate([q[..., :1], -q[..., 1:] * np.diag(m)], axis=-1)
 
 
+def keyed_channel_list(motion):
+    """The curves a take is keyed on, in order: (joint, "location" or
+    "rotation_quaternion", component), location first for a joint with both."""
+    channels = []
+    for j in range(len(motion.names)):
+        if motion.has_loc[j]:
+            channels += [(j, "location", k) for k in range(3)]
+        if motion.has_rot[j]:
+            channels += [(j, "rotation_quaternion", k) for k in range(4)]
+    return channels
+
+
 def keyed_channels(motion, bone_rest):
     """The pose-bone keys of an armature whose bones have rest rotations
     ``bone_rest`` (J, 3, 3) in Blender's frame, ready to write: a list of
@@ -766,12 +790,7 @@ def keyed_channels(motion, bone_rest):
     right = tf.quat_mul(tf.quat_conjugate(q_c), q_b)     # C^T B
     loc_basis = bt @ c
     F, J = motion.rotations.shape[:2]
-    channels = []
-    for j in range(J):
-        if motion.has_loc[j]:
-            channels += [(j, "location", k) for k in range(3)]
-        if motion.has_rot[j]:
-            channels += [(j, "rotation_quaternion", k) for k in range(4)]
+    channels = keyed_channel_list(motion)
     out = np.empty((len(channels), F), dtype=np.float32)
     row_of = {}
     for i, (j, kind, k) in enumerate(channels):

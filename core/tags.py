@@ -578,6 +578,7 @@ def _toml_str(s):
     return json.dumps(s, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
+MAX_MOVES = 10000
 _CARD_KEYS = ("title",)
 _MOVE_KEYS = ("name", "duration", "description")
 
@@ -606,6 +607,8 @@ def _card_from_mapping(d, moves_key, source, default_title=""):
     if not isinstance(raw_moves, list):
         raise TagError(f"{card} has a '{moves_key}' that is not a list of moves; write "
                        f"each move as a {how}.")
+    if len(raw_moves) > MAX_MOVES:
+        raise TagError(f"{card} lists {len(raw_moves)} moves; a dance card has at most {MAX_MOVES}.")
     moves, seen = [], {}
     for i, m in enumerate(raw_moves, 1):
         if not isinstance(m, dict):

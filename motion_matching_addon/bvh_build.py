@@ -4,6 +4,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
+from ..core.bvh import keyed_channel_list, keyed_channels
 from . import armature_data, compat
 
 
@@ -89,6 +90,19 @@ def build(context, name, motion, frames, collection=None, progress=None, timings
         # The flag alone: connected bones already sit on their parent's tail.
         edit_bones.foreach_set("use_connect", connect)
         names = [eb.name for eb in ebs]
+        # The action's curves are made now, before leaving edit mode frees the
+        # edit bones: Blender walks the existing curves for each new one, which
+        # is several times quicker while they lie together in memory.
+        action = created["action"] = compat.new_action(obj, name)
+        paths = {}
+        curve_channels = []
+        for j, kind, k in keyed_channel_list(motion):
+            path = paths.get((j, kind))
+            if path is None:
+                path = paths[(j, kind)] = armature_data.bone_path(names[j], kind)
+            curve_channels.append((path, k, names[j]))
+        curves = compat.ensure_curves(action, obj, curve_channels)
+        mark("curves")
         conv = Matrix(motion.conversion.tolist()).to_4x4()
         arm.transform(conv)
         bpy.ops.object.mode_set(mode="OBJECT")
@@ -96,19 +110,10 @@ def build(context, name, motion, frames, collection=None, progress=None, timings
         mark("armature")
 
         rest = armature_data.rest_matrices(arm, names)
-        channels, rows = _keys(motion, rest)
-        action = created["action"] = compat.new_action(obj, name)
-        paths = {}
-        curve_channels = []
-        for j, kind, k in channels:
-            path = paths.get((j, kind))
-            if path is None:
-                path = paths[(j, kind)] = armature_data.bone_path(names[j], kind)
-            curve_channels.append((path, k, names[j]))
+        _channels, rows = keyed_channels(motion, rest[:, :3, :3])
         mark("convert keys")
-        if curve_channels:
-            compat.write_curve_rows(action, obj, curve_channels, frames, rows,
-                                    progress=lambda f: tell("keys", f))
+        if curves:
+            compat.write_keys(curves, frames, rows, progress=lambda f: tell("keys", f))
         mark("write keys")
         return obj
     except BaseException:
@@ -119,12 +124,6 @@ def build(context, name, motion, frames, collection=None, progress=None, timings
                 pass
         remove_created(created)
         raise
-
-
-def _keys(motion, rest):
-    from ..core.bvh import keyed_channels
-
-    return keyed_channels(motion, rest[:, :3, :3])
 
 
 def remove_created(created):

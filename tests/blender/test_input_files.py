@@ -235,3 +235,20 @@ def test_import_and_build_memory_stay_near_the_keys():
     ops.database_add_action()
     peak = _traced_peak(ops.build_database)
     assert peak / keys < 70, peak / keys   # was 109 bytes per key
+
+
+def test_progress_is_told_for_each_stage(tmp_path):
+    core_bvh = H.addon_module("core.bvh")
+    build = H.addon_module("motion_matching_addon.bvh_build")
+    path = _write(tmp_path, synthetic_bvh(300, 5, seed=2))
+    parsed = []
+    data = core_bvh.read_bvh(path, progress=parsed.append)
+    assert parsed and parsed[-1] == 1.0
+    told = []
+    build.build(bpy.context, "take", core_bvh.to_blender(data, 0.01), np.arange(5) + 1.0,
+                progress=lambda stage, f: told.append((stage, f)))
+    stages = [s for s, _f in told]
+    assert stages.index("keys") > stages.index("create")
+    for stage in ("create", "keys"):
+        fractions = [f for s, f in told if s == stage]
+        assert fractions == sorted(fractions) and fractions[-1] == 1.0, (stage, fractions)

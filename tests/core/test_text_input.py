@@ -84,6 +84,12 @@ def test_long_values_are_shortened_in_messages(tmp_path):
     assert "..." in _message(humanoid.mapping_from_json, json.dumps({"Hips": ["z" * 10**6]}))
 
 
+def test_dance_card_move_count_is_bounded(tmp_path):
+    path = tmp_path / "card.json"
+    path.write_text(json.dumps({"moves": [{"name": "m%d" % i} for i in range(tags.MAX_MOVES + 1)]}))
+    assert "at most %d" % tags.MAX_MOVES in _message(tags.load_dance_card, path)
+
+
 def test_oversized_file_is_refused_before_reading(tmp_path, monkeypatch):
     path = tmp_path / "big.json"
     path.write_text(json.dumps({"points": [{"t": 0, "x": 0, "y": 0}] * 20}))
