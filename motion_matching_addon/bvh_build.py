@@ -34,9 +34,9 @@ def build(context, name, motion, frames, collection=None, progress=None, timings
     source's axes with no roll and then turned by the axis conversion, so their
     rest orientation is the one Blender's BVH importer gives. Every step works
     on lists indexed by joint (no look-ups by name), so the work grows with the
-    number of joints and frames, not faster. ``progress(stage, fraction)`` is
-    told about the stages "create" and "keys"; ``timings`` (a dict) gets their
-    seconds. On any failure everything created so far is removed again.
+    number of joints and frames, not faster (but Blender's own creation of
+    F-Curves). ``progress(stage, fraction)`` is told about the stages "create"
+    and "keys"; ``timings`` (a dict) gets the seconds of each step. On any failure everything created so far is removed again.
     """
     import time
 
@@ -78,7 +78,8 @@ def build(context, name, motion, frames, collection=None, progress=None, timings
         for j, bone_name in enumerate(motion.names):
             ebs.append(edit_bones.new(bone_name))
             if (j + 1) % every == 0:
-                tell("create", 0.5 * (j + 1) / len(motion.names))
+                tell("create", 0.2 * (j + 1) / len(motion.names))
+        mark("bones")
         # In bulk: setting a head or tail one bone at a time makes Blender visit
         # every edit bone to update connected children (work growing with the
         # square of the bone count).
@@ -101,13 +102,14 @@ def build(context, name, motion, frames, collection=None, progress=None, timings
             if path is None:
                 path = paths[(j, kind)] = armature_data.bone_path(names[j], kind)
             curve_channels.append((path, k, names[j]))
-        curves = compat.ensure_curves(action, obj, curve_channels)
+        curves = compat.ensure_curves(action, obj, curve_channels,
+                                      progress=lambda f: tell("create", 0.2 + 0.7 * f))
         mark("curves")
         conv = Matrix(motion.conversion.tolist()).to_4x4()
         arm.transform(conv)
         bpy.ops.object.mode_set(mode="OBJECT")
         tell("create", 1.0)
-        mark("armature")
+        mark("object mode")
 
         rest = armature_data.rest_matrices(arm, names)
         _channels, rows = keyed_channels(motion, rest[:, :3, :3])

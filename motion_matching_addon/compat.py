@@ -137,7 +137,7 @@ def write_curve_rows(action, obj, channels, frames, rows, interpolation="LINEAR"
     write_keys(curves, frames, rows, interpolation, progress)
 
 
-def ensure_curves(action, obj, channels):
+def ensure_curves(action, obj, channels, progress=None):
     """The F-Curves of ``channels`` (data_path, index, group name or None), made
     where missing; existing ones lose their keys. Returns them in order.
 
@@ -147,7 +147,8 @@ def ensure_curves(action, obj, channels):
     they were allocated together: callers making many curves do it before
     freeing much else (the BVH import makes them while its bones are still in
     edit mode). Curves are grouped (by their group name) only while the action
-    holds at most :data:`GROUP_LIMIT` curves.
+    holds at most :data:`GROUP_LIMIT` curves. ``progress(fraction)`` is told
+    as they are made.
     """
     owner = _curve_owner(action, obj, create=True)
     curves = owner.fcurves
@@ -155,7 +156,10 @@ def ensure_curves(action, obj, channels):
     use_groups = len(existing) + len(channels) <= GROUP_LIMIT
     groups = {g.name: g for g in owner.groups} if use_groups else {}
     made = []
+    every = max(1, len(channels) // 100)
     for data_path, index, group in channels:
+        if progress is not None and len(made) % every == 0:
+            progress(len(made) / len(channels))
         fc = existing.get((data_path, index))
         if fc is None:
             fc = curves.new(data_path, index=index)

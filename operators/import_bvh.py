@@ -153,7 +153,7 @@ class _Progress:
     """One progress bar over the import's stages (parse, convert, create, keys),
     each given a share of the bar by its usual time."""
 
-    SHARES = (("parse", 0.3), ("convert", 0.1), ("create", 0.1), ("keys", 0.5))
+    SHARES = (("parse", 0.3), ("convert", 0.1), ("create", 0.2), ("keys", 0.4))
 
     def __init__(self, wm):
         self.wm = wm
