@@ -743,6 +743,12 @@ def auto_map(names, parents, heads, tails=None, prefer="DEF"):
                    from_hierarchy=filled)
 
 
+def _short(value):
+    from .text_input import short_repr
+
+    return short_repr(value)
+
+
 def _join(items):
     items = list(items)
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
@@ -758,16 +764,16 @@ def check_mapping(mapping, names):
     unknown = [k for k in mapping if k not in CANONICAL]
     if unknown:
         problems.append("Unknown humanoid joints: %s (the joints are %s)."
-                        % (", ".join(map(repr, unknown)), ", ".join(CANONICAL)))
+                        % (", ".join(map(_short, unknown)), ", ".join(CANONICAL)))
     bad = [k for k in mapping if k in CANONICAL and mapping[k] is not None
            and not isinstance(mapping[k], str)]
     for k in bad:
-        problems.append("The bone for %s must be a name, not %r." % (k, mapping[k]))
+        problems.append("The bone for %s must be a name, not %s." % (k, _short(mapping[k])))
     pairs = [(k, mapping[k]) for k in CANONICAL if isinstance(mapping.get(k), str) and mapping[k]]
     absent = [(k, b) for k, b in pairs if b not in names]
     if absent:
         problems.append("These bones are not in the skeleton: %s."
-                        % ", ".join("'%s' (%s)" % (b, k) for k, b in absent))
+                        % ", ".join("'%s' (%s)" % (b if len(b) <= 64 else b[:64] + "...", k) for k, b in absent))
     joints_of = {}
     for k, b in pairs:
         joints_of.setdefault(b, []).append(k)
@@ -803,33 +809,49 @@ def mapping_to_json(mapping):
 
 def mapping_from_json(text):
     """Read a preset written by :func:`mapping_to_json` (or a plain
-    ``{joint: bone}`` object); return a :class:`Mapping` with method "preset"."""
+    ``{joint: bone}`` object), given as text or as the file's bytes (UTF-8,
+    UTF-16 or UTF-32); return a :class:`Mapping` with method "preset"."""
+    from . import text_input
+    from .text_input import short_repr
+
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = text_input.decode(bytes(text), "The mapping preset", allow_utf16=True)
+        except MotionMatchingError as ex:
+            raise HumanoidError(str(ex)) from None
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise HumanoidError("The mapping preset nests lists or objects too deeply to read.") from None
     except (TypeError, ValueError) as ex:
         where = " (line %d, column %d)" % (ex.lineno, ex.colno) if hasattr(ex, "lineno") else ""
         raise HumanoidError("The mapping preset is not valid JSON%s." % where) from None
+    try:
+        text_input.check_depth(data, "The mapping preset")
+    except MotionMatchingError as ex:
+        raise HumanoidError(str(ex)) from None
     if not isinstance(data, dict):
         raise HumanoidError("The mapping preset must be a JSON object of joint: bone pairs.")
     if "joints" in data:
         if data.get("format", _FORMAT) != _FORMAT:
-            raise HumanoidError("The preset's format is %r, not %r."
-                                % (data.get("format"), _FORMAT))
+            raise HumanoidError("The preset's format is %s, not %r."
+                                % (short_repr(data.get("format")), _FORMAT))
         if data.get("version", 1) != 1:
-            raise HumanoidError("The preset is version %r; this add-on reads version 1."
-                                % (data.get("version"),))
+            raise HumanoidError("The preset is version %s; this add-on reads version 1."
+                                % (short_repr(data.get("version")),))
         data = data["joints"]
         if not isinstance(data, dict):
             raise HumanoidError("The preset's \"joints\" must be an object of joint: bone pairs.")
     unknown = [k for k in data if k not in CANONICAL]
     if unknown:
+        shown = ", ".join(short_repr(k) for k in unknown[:8]) + (", ..." if len(unknown) > 8 else "")
         raise HumanoidError("The preset names unknown humanoid joints: %s (the joints are %s)."
-                            % (", ".join(map(repr, unknown)), ", ".join(CANONICAL)))
+                            % (shown, ", ".join(CANONICAL)))
     joints = {}
     for k, v in data.items():
         if v is None or v == "":
             continue
         if not isinstance(v, str):
-            raise HumanoidError("The preset's bone for %s must be a name, not %r." % (k, v))
+            raise HumanoidError("The preset's bone for %s must be a name, not %s." % (k, short_repr(v)))
         joints[k] = v
     return Mapping(joints, method="preset")

@@ -41,12 +41,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import text_input
 from .errors import MotionMatchingError
+from .text_input import short_repr
 from .springs import facing_to_yaw, yaw_to_facing
 
 
 class ScenarioError(MotionMatchingError):
     """A scenario, a scenario file or controller timing that cannot be used."""
+
+
+# Sane bounds for scenarios (README, "Decisions worth knowing").
+MAX_DURATION = 3 * 3600.0   # seconds from t = 0 to the last point
+MAX_DISTANCE = 1e6          # metres from the origin, x and y
+MAX_SPEED = 100.0           # metres per second between two consecutive points
+MAX_FACING = 1e6            # degrees
+MAX_POINTS = 100000
 
 
 # ----------------------------------------------------------------------------
@@ -64,10 +74,13 @@ class Scenario:
         self.name = str(name)
         pts = []
         for i, p in enumerate(points):
+            if i >= MAX_POINTS:
+                raise ScenarioError("A scenario has at most %d points." % MAX_POINTS)
             try:
                 p = tuple(p)
             except TypeError:
-                raise ScenarioError("Point %d must be (t, x, y) or (t, x, y, facing) (got %r)." % (i, p)) from None
+                raise ScenarioError("Point %d must be (t, x, y) or (t, x, y, facing) (got %s)."
+                                    % (i, short_repr(p))) from None
             if len(p) not in (3, 4):
                 raise ScenarioError(
                     "Point %d must be (t, x, y) or (t, x, y, facing) (got %d values)." % (i, len(p)))
@@ -75,6 +88,11 @@ class Scenario:
             facing = p[3] if len(p) == 4 else None
             if facing is not None:
                 facing = _number(facing, i, "facing")
+            _bounded(i, "t", t, MAX_DURATION, "s (3 hours)")
+            _bounded(i, "x", x, MAX_DISTANCE, "m")
+            _bounded(i, "y", y, MAX_DISTANCE, "m")
+            if facing is not None:
+                _bounded(i, "facing", facing, MAX_FACING, "degrees")
             pts.append((t, x, y, facing))
         if len(pts) < 2:
             raise ScenarioError("A scenario needs at least two points (got %d)." % len(pts))
@@ -85,6 +103,11 @@ class Scenario:
                 raise ScenarioError(
                     "Point %d has time %g s, which is not after point %d (%g s); times must increase."
                     % (i, pts[i][0], i - 1, pts[i - 1][0]))
+            step = math.hypot(pts[i][1] - pts[i - 1][1], pts[i][2] - pts[i - 1][2])
+            if step > MAX_SPEED * (pts[i][0] - pts[i - 1][0]):
+                raise ScenarioError(
+                    "Point %d is %g m from point %d, %g s later: %g m/s; a scenario moves at most %g m/s."
+                    % (i, step, i - 1, pts[i][0] - pts[i - 1][0], step / (pts[i][0] - pts[i - 1][0]), MAX_SPEED))
         self.points = tuple(pts)
         self.times = np.array([p[0] for p in pts])
         self.xy = np.array([[p[1], p[2]] for p in pts])
@@ -100,11 +123,19 @@ class Scenario:
 
 def _number(v, index, key):
     if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise ScenarioError("Point %d: %s must be a number (got %r)." % (index, key, v))
-    v = float(v)
+        raise ScenarioError("Point %d: %s must be a number (got %s)." % (index, key, short_repr(v)))
+    try:
+        v = float(v)
+    except OverflowError:  # an integer beyond float range
+        v = math.inf
     if not math.isfinite(v):
         raise ScenarioError("Point %d: %s must be a finite number (got %r)." % (index, key, v))
     return v
+
+
+def _bounded(index, key, value, limit, unit):
+    if abs(value) > limit:
+        raise ScenarioError("Point %d: %s is %g; it must be within %g %s." % (index, key, value, limit, unit))
 
 
 def duration(scenario):
@@ -233,11 +264,13 @@ def scenario_from_dict(data, name="scenario"):
         raise ScenarioError('A scenario file must hold an object with a "points" list.')
     unknown = sorted(set(data) - set(_FILE_KEYS))
     if unknown:
-        raise ScenarioError("Unknown key %r in the scenario; expected %s."
-                            % (unknown[0], ", ".join(_FILE_KEYS)))
+        raise ScenarioError("Unknown key %s in the scenario; expected %s."
+                            % (short_repr(unknown[0]), ", ".join(_FILE_KEYS)))
     points = data.get("points")
     if not isinstance(points, list):
         raise ScenarioError('A scenario file must have a "points" list.')
+    if len(points) > MAX_POINTS:
+        raise ScenarioError("The scenario has %d points; a scenario has at most %d." % (len(points), MAX_POINTS))
     name = data.get("name", name)
     if not isinstance(name, str):
         raise ScenarioError('The scenario "name" must be a string.')
@@ -247,8 +280,8 @@ def scenario_from_dict(data, name="scenario"):
             raise ScenarioError('Point %d must be an object like {"t": 0, "x": 0, "y": 0}.' % i)
         unknown = sorted(set(p) - set(_POINT_KEYS))
         if unknown:
-            raise ScenarioError("Point %d has an unknown key %r; expected t, x, y and optionally facing."
-                                % (i, unknown[0]))
+            raise ScenarioError("Point %d has an unknown key %s; expected t, x, y and optionally facing."
+                                % (i, short_repr(unknown[0])))
         missing = [k for k in ("t", "x", "y") if k not in p]
         if missing:
             raise ScenarioError("Point %d has no %r." % (i, missing[0]))
@@ -269,20 +302,20 @@ def scenario_to_dict(scenario):
 
 def load_scenario(path):
     """Read a JSON scenario file; errors name the file and the offending point."""
+    base = os.path.basename(str(path))
     try:
-        with open(path, "r", encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as ex:
-        raise ScenarioError("Cannot read the scenario file %s (%s)." % (path, ex)) from None
+        raw = text_input.read_bytes(path, "it")
+    except MotionMatchingError as ex:
+        raise ScenarioError("Cannot read the scenario file %s (%s)." % (path, str(ex).rstrip("."))) from None
     try:
-        data = json.loads(text)
-    except ValueError as ex:
-        raise ScenarioError("%s is not valid JSON: %s." % (os.path.basename(path), ex)) from None
-    stem = os.path.splitext(os.path.basename(path))[0]
+        data = text_input.parse_json(raw, base)
+    except MotionMatchingError as ex:
+        raise ScenarioError(str(ex).rstrip(".") + ".") from None
+    stem = os.path.splitext(base)[0]
     try:
         return scenario_from_dict(data, stem)
     except ScenarioError as ex:
-        raise ScenarioError("%s: %s" % (os.path.basename(path), ex)) from None
+        raise ScenarioError("%s: %s" % (base, ex)) from None
 
 
 def save_scenario(scenario, path):

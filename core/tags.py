@@ -54,13 +54,14 @@ import json
 import math
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import text_input
 from .errors import MotionMatchingError
 from .features import frame_offset
+from .text_input import short_repr
 
 __all__ = [
     "TagError",
@@ -577,6 +578,7 @@ def _toml_str(s):
     return json.dumps(s, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
+MAX_MOVES = 10000
 _CARD_KEYS = ("title",)
 _MOVE_KEYS = ("name", "duration", "description")
 
@@ -597,7 +599,7 @@ def _card_from_mapping(d, moves_key, source, default_title=""):
                        f"only {_quoted(_CARD_KEYS + (moves_key,))}.")
     title = d.get("title", default_title)
     if not isinstance(title, str):
-        raise TagError(f"{card} has a title that is not text: {title!r}.")
+        raise TagError(f"{card} has a title that is not text: {short_repr(title)}.")
     raw_moves = d.get(moves_key)
     how = "[[move]] table" if moves_key == "move" else "entry in 'moves'"
     if raw_moves is None or (isinstance(raw_moves, list) and not raw_moves):
@@ -605,6 +607,8 @@ def _card_from_mapping(d, moves_key, source, default_title=""):
     if not isinstance(raw_moves, list):
         raise TagError(f"{card} has a '{moves_key}' that is not a list of moves; write "
                        f"each move as a {how}.")
+    if len(raw_moves) > MAX_MOVES:
+        raise TagError(f"{card} lists {len(raw_moves)} moves; a dance card has at most {MAX_MOVES}.")
     moves, seen = [], {}
     for i, m in enumerate(raw_moves, 1):
         if not isinstance(m, dict):
@@ -621,7 +625,7 @@ def _card_from_mapping(d, moves_key, source, default_title=""):
         name = m["name"]
         problem = tag_name_problem(name)
         if problem is not None:
-            raise TagError(f"{where} has the name {name!r}, which is not a valid tag name: "
+            raise TagError(f"{where} has the name {short_repr(name)}, which is not a valid tag name: "
                            f"{problem}.")
         if name.lower() in seen:
             raise TagError(f"{where} repeats the name of move {seen[name.lower()]} "
@@ -631,15 +635,15 @@ def _card_from_mapping(d, moves_key, source, default_title=""):
         duration = m.get("duration")
         if duration is not None:
             if not isinstance(duration, (int, float)) or isinstance(duration, bool):
-                raise TagError(f"{where} has a duration that is not a number: {duration!r}; "
+                raise TagError(f"{where} has a duration that is not a number: {short_repr(duration)}; "
                                "write the wanted seconds, e.g. duration = 30.")
             if not math.isfinite(duration) or duration <= 0:
-                raise TagError(f"{where} has duration {duration!r}; it must be a number of "
+                raise TagError(f"{where} has duration {short_repr(duration)}; it must be a number of "
                                "seconds greater than 0.")
             duration = float(duration)
         desc = m.get("description", "")
         if not isinstance(desc, str):
-            raise TagError(f"{where} has a description that is not text: {desc!r}.")
+            raise TagError(f"{where} has a description that is not text: {short_repr(desc)}.")
         moves.append(Move(name, duration, desc))
     return DanceCard(title, moves)
 
@@ -660,27 +664,18 @@ def load_dance_card(path):
         raise TagError(f"The dance card file '{path}' does not exist; check the path.")
     if os.path.isdir(path):
         raise TagError(f"'{path}' is a folder, not a dance card file.")
-    try:
-        with open(path, "rb") as f:
-            text = f.read().decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise TagError(f"The dance card '{path}' is not UTF-8 text; save it as UTF-8.") from None
-    except OSError as exc:
-        raise TagError(f"The dance card '{path}' cannot be read ({exc.strerror}).") from None
     source = f"'{os.path.basename(path)}'"
     stem = os.path.splitext(os.path.basename(path))[0]
-    if ext == ".toml":
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise TagError(f"The dance card {source} is not valid TOML: {exc}.") from None
-        return _card_from_mapping(data, "move", source, stem)
+    what = f"The dance card {source}"
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TagError(f"The dance card {source} is not valid JSON: {exc.msg} at line "
-                       f"{exc.lineno}, column {exc.colno}.") from None
-    return _card_from_mapping(data, "moves", source, stem)
+        raw = text_input.read_bytes(path, what, max_bytes=16 * 1024 * 1024)
+        if ext == ".toml":
+            return _card_from_mapping(text_input.parse_toml(raw, what), "move", source, stem)
+        return _card_from_mapping(text_input.parse_json(raw, what), "moves", source, stem)
+    except TagError:
+        raise
+    except MotionMatchingError as ex:
+        raise TagError(str(ex)) from None
 
 
 def save_dance_card(card, path):

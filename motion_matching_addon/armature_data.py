@@ -12,20 +12,22 @@ from . import compat
 
 
 def bone_order(arm_data):
-    """Bone names with every parent before its children, and parent indices."""
-    names, parents, index = [], [], {}
-
-    def visit(bone):
-        index[bone.name] = len(names)
+    """Bone names with every parent before its children, and parent indices
+    (depth first, children in Blender's order; no recursion, so any depth works)."""
+    names, parents = [], []
+    stack = [(bone, -1) for bone in reversed([b for b in arm_data.bones if b.parent is None])]
+    while stack:
+        bone, parent = stack.pop()
         names.append(bone.name)
-        parents.append(index[bone.parent.name] if bone.parent else -1)
-        for child in bone.children:
-            visit(child)
-
-    for bone in arm_data.bones:
-        if bone.parent is None:
-            visit(bone)
+        parents.append(parent)
+        here = len(names) - 1
+        stack.extend((child, here) for child in reversed(bone.children))
     return names, np.array(parents, dtype=np.int64)
+
+
+def _bone_index(bones):
+    """{name: position in ``Armature.bones``}."""
+    return {name: i for i, name in enumerate(bones.keys())}
 
 
 def rest_matrices(arm_data, names=None):
@@ -37,8 +39,17 @@ def rest_matrices(arm_data, names=None):
     mats = buf.reshape(-1, 4, 4).transpose(0, 2, 1).astype(np.float64)
     if names is None:
         return mats
-    pos = {b.name: i for i, b in enumerate(bones)}
+    pos = _bone_index(bones)
     return mats[[pos[n] for n in names]]
+
+
+def rest_tails(arm_data, names):
+    """(J, 3) Bone.tail_local in armature space, in ``names`` order."""
+    bones = arm_data.bones
+    buf = np.empty(len(bones) * 3, dtype=np.float32)
+    bones.foreach_get("tail_local", buf)
+    pos = _bone_index(bones)
+    return buf.reshape(-1, 3).astype(np.float64)[[pos[n] for n in names]]
 
 
 def rest_offsets(arm_data, names):
@@ -54,28 +65,68 @@ def rest_offsets(arm_data, names):
     head = np.empty(n * 3, dtype=np.float32)
     bones.foreach_get("head", head)
     head = head.reshape(-1, 3).astype(np.float64)
+    length = np.empty(n, dtype=np.float32)
+    bones.foreach_get("length", length)
     local = rest_matrices(arm_data)
-    pos = {b.name: i for i, b in enumerate(bones)}
-    out = np.empty((len(names), 4, 4))
-    for k, name in enumerate(names):
-        i = pos[name]
-        bone = bones[i]
-        if bone.parent is None:
-            out[k] = local[i]
-            continue
-        m = np.eye(4)
-        m[:3, :3] = rot[i]
-        m[:3, 3] = head[i]
-        m[1, 3] += bone.parent.length
-        out[k] = m
+    pos = _bone_index(bones)
+    wanted = [pos[name] for name in names]
+    parent = np.array([pos[bones[name].parent.name] if bones[name].parent else -1 for name in names],
+                      dtype=np.int64)
+    out = np.zeros((len(names), 4, 4))
+    out[:, :3, :3] = rot[wanted]
+    out[:, :3, 3] = head[wanted]
+    out[:, 1, 3] += np.where(parent >= 0, length[parent], 0.0)
+    out[:, 3, 3] = 1.0
+    roots = parent < 0
+    out[roots] = local[np.array(wanted, dtype=np.int64)[roots]]
     return out
 
 
 _EXTRAPOLATION = {"CONSTANT": 0, "LINEAR": 1}
 
 
-def sample_curves(action, obj, frames):
-    """Values of every curve of ``action`` on ``frames``: {(path, index): (F,)}.
+def split_bone_path(path):
+    """('bone name', 'property') of a pose-bone data path, or None for other paths."""
+    if not path.startswith(_BONE_PREFIX):
+        return None
+    start = len(_BONE_PREFIX)
+    if "\\" not in path:
+        end = path.find('"]', start)
+        if end < 0 or path[end + 2:end + 3] != ".":
+            return None
+        return path[start:end], path[end + 3:]
+    name, i = [], start
+    while i < len(path):
+        c = path[i]
+        if c == "\\" and i + 1 < len(path):
+            name.append(path[i + 1])
+            i += 2
+            continue
+        if c == '"':
+            break
+        name.append(c)
+        i += 1
+    if path[i:i + 3] != '"].':
+        return None
+    return "".join(name), path[i + 3:]
+
+
+_BONE_PREFIX = 'pose.bones["'
+
+
+def curves_by_bone(action, obj):
+    """{bone name: [F-Curve, ...]} of the action's pose-bone curves, in one pass."""
+    out = {}
+    for fc in compat.fcurves(action, obj):
+        split = split_bone_path(fc.data_path)
+        if split is not None:
+            out.setdefault(split[0], []).append(fc)
+    return out
+
+
+def sample_curves(action, obj, frames, curves=None):
+    """Values of every curve of ``action`` (or of the F-Curves ``curves`` only)
+    on ``frames``: {(path, index): (F,)}.
 
     Curves keyed on every asked frame are read straight from their keys (a curve
     passes through its keys whatever the interpolation). Others are evaluated in
@@ -87,7 +138,7 @@ def sample_curves(action, obj, frames):
     frames = np.asarray(frames, dtype=np.float64)
     out = {}
     sparse, sparse_keys = [], []
-    for fc in compat.fcurves(action, obj):
+    for fc in (compat.fcurves(action, obj) if curves is None else curves):
         if fc.mute or len(fc.keyframe_points) == 0:
             continue
         key = (fc.data_path, fc.array_index)
@@ -125,18 +176,25 @@ _EULER_LISTING = {  # Blender's Euler mode names the axis applied first first.
 }
 
 
-def pose_channels(obj, action, frames, names=None):
+def pose_channels(obj, action, frames, names=None, by_bone=None):
     """Each pose bone's location (F, J, 3), rotation as unit quaternions
     (F, J, 4) and scale (F, J, 3) on ``frames``, whatever its rotation mode.
 
     Channels without a curve keep the pose bone's current value, as Blender
-    does when it evaluates the action.
+    does when it evaluates the action. Only the curves of ``names`` are read
+    (``by_bone``: :func:`curves_by_bone` of the action, when the caller has it).
     """
     if names is None:
         names, _ = bone_order(obj.data)
     frames = np.asarray(frames, dtype=np.float64)
     F, J = len(frames), len(names)
-    values = sample_curves(action, obj, frames) if action is not None else {}
+    if action is not None:
+        if by_bone is None:
+            by_bone = curves_by_bone(action, obj)
+        wanted = [fc for name in names for fc in by_bone.get(name, ())]
+        values = sample_curves(action, obj, frames, curves=wanted)
+    else:
+        values = {}
     loc, quat, scale = np.empty((F, J, 3)), np.empty((F, J, 4)), np.empty((F, J, 3))
     for j, name in enumerate(names):
         pb = obj.pose.bones[name]

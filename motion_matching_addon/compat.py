@@ -113,29 +113,84 @@ def remove_fcurves(action, obj, data_path):
         owner.fcurves.remove(fc)
 
 
-def _group(owner, name):
-    if not name:
-        return None
-    grp = owner.groups.get(name)
-    return grp if grp is not None else owner.groups.new(name)
+# Blender files a curve into a group, and looks a new curve up among the
+# existing ones, with work that grows with the number of curves already there:
+# an action of more curves than this is keyed without bone groups.
+GROUP_LIMIT = 4000
 
 
-def write_curves(action, obj, channels, frames, values, interpolation="LINEAR"):
+def write_curves(action, obj, channels, frames, values, interpolation="LINEAR", progress=None):
     """Key many curves at once: ``channels`` is a list of (data_path, index,
     group name or None), ``values`` (F, len(channels)), on ``frames`` (F,).
+    See :func:`write_curve_rows`."""
+    frames = np.asarray(frames, dtype=np.float64)
+    values = np.asarray(values).reshape(len(frames), len(channels))
+    write_curve_rows(action, obj, channels, frames, values.T, interpolation, progress)
 
-    Replaces any keys those curves had. Keys and handles go in with one
-    ``foreach_set`` each per curve, through buffers reused for every curve.
-    Handles sit a third of the way toward the neighbouring keys, on the straight
-    line to them: a Bezier segment with such handles is exactly the straight
-    line, so "LINEAR" keys are left as Blender's default Bezier keys (one
-    ``foreach_set`` fewer per curve, and still smooth if a key is edited later).
-    Other interpolations are set explicitly.
+
+def write_curve_rows(action, obj, channels, frames, rows, interpolation="LINEAR", progress=None):
+    """Key many curves at once: ``channels`` is a list of (data_path, index,
+    group name or None), ``rows`` (len(channels), F) the values of each curve
+    on ``frames`` (F,). ``progress(fraction)`` is told as the curves are written.
+    Replaces any keys those curves had (:func:`ensure_curves`, then :func:`write_keys`)."""
+    curves = ensure_curves(action, obj, channels)
+    write_keys(curves, frames, rows, interpolation, progress)
+
+
+def ensure_curves(action, obj, channels, progress=None):
+    """The F-Curves of ``channels`` (data_path, index, group name or None), made
+    where missing; existing ones lose their keys. Returns them in order.
+
+    Existing curves and groups are looked up in dictionaries made once, so the
+    work in Python stays proportional to the number of curves. Blender itself
+    looks every new curve up among the existing ones, which is quickest when
+    they were allocated together: callers making many curves do it before
+    freeing much else (the BVH import makes them while its bones are still in
+    edit mode). Curves are grouped (by their group name) only while the action
+    holds at most :data:`GROUP_LIMIT` curves. ``progress(fraction)`` is told
+    as they are made.
     """
     owner = _curve_owner(action, obj, create=True)
+    curves = owner.fcurves
+    existing = {(fc.data_path, fc.array_index): fc for fc in curves} if len(curves) else {}
+    use_groups = len(existing) + len(channels) <= GROUP_LIMIT
+    groups = {g.name: g for g in owner.groups} if use_groups else {}
+    made = []
+    every = max(1, len(channels) // 100)
+    for data_path, index, group in channels:
+        if progress is not None and len(made) % every == 0:
+            progress(len(made) / len(channels))
+        fc = existing.get((data_path, index))
+        if fc is None:
+            fc = curves.new(data_path, index=index)
+        else:
+            fc.keyframe_points.clear()
+        if group and use_groups:
+            grp = groups.get(group)
+            if grp is None:
+                grp = groups[group] = owner.groups.new(group)
+            if fc.group != grp:
+                fc.group = grp
+        made.append(fc)
+    return made
+
+
+def write_keys(curves, frames, rows, interpolation="LINEAR", progress=None):
+    """Add keys to empty F-Curves: ``rows`` (len(curves), F) on ``frames`` (F,).
+
+    Keys and handles go in with one ``foreach_set`` each per curve, through
+    buffers reused for every curve. Handles sit a third of the way toward the
+    neighbouring keys, on the straight line to them: a Bezier segment with such
+    handles is exactly the straight line, so "LINEAR" keys are left as
+    Blender's default Bezier keys (one ``foreach_set`` fewer per curve, and
+    still smooth if a key is edited later). Other interpolations are set
+    explicitly.
+    """
     frames = np.asarray(frames, dtype=np.float64)
-    values = np.asarray(values, dtype=np.float64).reshape(len(frames), len(channels))
     n = len(frames)
+    if len(rows) != len(curves) or (len(rows) and np.shape(rows[0]) != (n,)):
+        raise ValueError("write_keys: %d curves and values of shape %s on %d frames"
+                         % (len(curves), np.shape(rows), n))
     co = np.empty((n, 2), dtype=np.float32)
     left = np.empty((n, 2), dtype=np.float32)
     right = np.empty((n, 2), dtype=np.float32)
@@ -148,18 +203,9 @@ def write_curves(action, obj, channels, frames, values, interpolation="LINEAR"):
     y = np.empty(n)
     dy = np.empty(max(n - 1, 0))
     interp = np.full(n, INTERPOLATION[interpolation], dtype=np.int8)
-    groups = {}
-    for k, (data_path, index, group) in enumerate(channels):
-        fc = owner.fcurves.find(data_path, index=index)
-        if fc is None:
-            fc = owner.fcurves.new(data_path, index=index)
-        else:
-            fc.keyframe_points.clear()
-        if group:
-            grp = groups.get(group) or groups.setdefault(group, _group(owner, group))
-            if fc.group != grp:
-                fc.group = grp
-        y[:] = values[:, k]
+    every = max(1, len(curves) // 100)
+    for k, fc in enumerate(curves):
+        y[:] = rows[k]
         np.subtract(y[1:], y[:-1], out=dy)
         dy /= 3.0
         co[:, 1] = y
@@ -174,6 +220,8 @@ def write_curves(action, obj, channels, frames, values, interpolation="LINEAR"):
         kp.foreach_set("handle_right", right.ravel())
         if interpolation != "LINEAR":
             kp.foreach_set("interpolation", interp)
+        if progress is not None and ((k + 1) % every == 0 or k + 1 == len(curves)):
+            progress((k + 1) / len(curves))
 
 
 def write_channels(action, obj, data_path, frames, values, group=None, interpolation="LINEAR"):

@@ -32,6 +32,9 @@ SCENARIO = "motion_matching_scenario"
 CONSTRAINT = "Follow Path"
 GROUP = "Object Transforms"
 
+# Blender keeps frames within +-1,048,574 (MAXFRAME).
+MAX_FRAME = 1048574
+
 # Keyframe handle types as foreach_set takes them (FREE keeps our handles as set).
 _HANDLE_FREE = 0
 
@@ -79,6 +82,11 @@ def controller_from_scenario(context, scenario, fps=None, frame_start=1, name="C
     if not (math.isfinite(fps) and fps > 0):
         raise ControllerError("The frame rate must be positive.")
     n = int(math.ceil(core_scenario.duration(scenario) * fps - 1e-9)) + 1
+    if not -MAX_FRAME <= frame_start <= MAX_FRAME - (n - 1):
+        raise ControllerError(
+            "%s lasts %.1f s: at %g fps from frame %d its keys would end on frame %d, beyond the %d frames "
+            "Blender holds." % (scenario.name, core_scenario.duration(scenario), fps, frame_start,
+                                frame_start + n - 1, MAX_FRAME))
     times = np.arange(n) / fps
     pos, facing = core_scenario.sample(scenario, times)
     frames = float(frame_start) + np.arange(n, dtype=np.float64)

@@ -33,15 +33,16 @@ def action_frames(action, obj):
     else:
         lo, hi = None, None
         for fc in compat.fcurves(action, obj):
-            n = len(fc.keyframe_points)
-            if n == 0:
+            if len(fc.keyframe_points) == 0:
                 continue
-            x = compat.read_curve(fc, ("co",))["co"][:, 0]
-            lo = x[0] if lo is None else min(lo, x.min())
-            hi = x[-1] if hi is None else max(hi, x.max())
+            first, last = fc.range()  # the first and last key (read in C, not key by key)
+            lo = first if lo is None else min(lo, first)
+            hi = last if hi is None else max(hi, last)
         if lo is None:
             raise MotionMatchingError("The action %s has no keys." % action.name)
         start, end = lo, hi
+    if not (np.isfinite(start) and np.isfinite(end)):
+        raise MotionMatchingError("The action %s has keys on frames that are not finite numbers." % action.name)
     first, last = int(np.ceil(start - 1e-4)), int(np.floor(end + 1e-4))
     if last < first:
         raise MotionMatchingError("The action %s covers no whole frame." % action.name)
@@ -146,24 +147,90 @@ def entries(settings):
     return out
 
 
-def sample_action(scene, action, obj, names):
-    """Frames, local channels (locations (F, J, 3), quaternions (F, J, 4)) and world
-    pose (F, J, 4, 4) of ``action`` on ``obj``."""
-    frames = action_frames(action, obj)
+def fk_bones(names, parents, wanted):
+    """Indices (into ``names``) of the bones ``wanted`` and of all their
+    ancestors, parents first (``names`` is in :func:`armature_data.bone_order`)."""
+    index = {n: i for i, n in enumerate(names)}
+    keep = np.zeros(len(names), dtype=bool)
+    for name in wanted:
+        j = index[name]
+        while j >= 0 and not keep[j]:
+            keep[j] = True
+            j = parents[j]
+    return np.nonzero(keep)[0]
+
+
+def sample_action(scene, action, obj, names, parents, wanted, frames=None):
+    """Sample ``action`` on ``obj`` (bones ``names`` parents first, with
+    ``parents``) on its whole frames.
+
+    Returns (frames, (locations (F, J, 3), quaternions (F, J, 4)), positions
+    (F, K, 3), root (F, 4, 4)): every bone's channels in float32 (as the
+    database keeps them; quaternions sign-continuous), the world positions of
+    the K bones ``wanted`` and the world matrices of the last of them. Memory
+    stays near the float32 channels: curves are read a few bones at a time and
+    forward kinematics runs on ``wanted`` and their ancestors only, a block of
+    frames at a time.
+    """
+    if frames is None:
+        frames = action_frames(action, obj)
     curves = compat.fcurves(action, obj)
     if not any(len(fc.keyframe_points) for fc in curves):
         raise MotionMatchingError("The action %s has no keys." % action.name)
-    loc, quat, scale = armature_data.pose_channels(obj, action, frames, names)
-    basis = armature_data.basis_matrices(loc, quat, scale)
-    if not np.all(np.isfinite(basis)):
-        bad = np.argwhere(~np.isfinite(basis))[0]
-        raise MotionMatchingError("The action %s holds NaN or infinite values (bone %s, frame %d)."
-                                  % (action.name, names[bad[1]], int(frames[bad[0]])))
-    _names, parents = armature_data.bone_order(obj.data)
-    rest = armature_data.rest_matrices(obj.data, names)
-    pose = tf.pose_fk(parents, rest, basis, armature_data.rest_offsets(obj.data, names))
-    world = np.asarray(obj.matrix_world, dtype=np.float64) @ pose
-    return frames, (loc, quat), world
+    del curves
+    by_bone = armature_data.curves_by_bone(action, obj)
+    F, J = len(frames), len(names)
+    fk = fk_bones(names, parents, wanted)
+    slot = {int(j): k for k, j in enumerate(fk)}
+    K = len(fk)
+    loc32 = np.empty((F, J, 3), dtype=np.float32)
+    quat32 = np.empty((F, J, 4), dtype=np.float32)
+    fk_loc, fk_quat, fk_scale = np.empty((F, K, 3)), np.empty((F, K, 4)), np.empty((F, K, 3))
+    block = max(1, (1 << 18) // max(F, 1))
+    for b0 in range(0, J, block):
+        sub = names[b0:b0 + block]
+        loc, quat, scale = armature_data.pose_channels(obj, action, frames, sub, by_bone)
+        finite = (np.isfinite(loc).all(axis=2) & np.isfinite(quat).all(axis=2)
+                  & np.isfinite(scale).all(axis=2))
+        if not finite.all():
+            f, j = np.argwhere(~finite)[0]
+            raise MotionMatchingError("The action %s holds NaN or infinite values (bone %s, frame %d)."
+                                      % (action.name, sub[j], int(frames[f])))
+        loc32[:, b0:b0 + len(sub)] = loc
+        quat32[:, b0:b0 + len(sub)] = tf.quat_unroll(quat, axis=0)
+        for i in range(len(sub)):
+            k = slot.get(b0 + i)
+            if k is not None:
+                fk_loc[:, k], fk_quat[:, k], fk_scale[:, k] = loc[:, i], quat[:, i], scale[:, i]
+        del loc, quat, scale
+    fk_names = [names[j] for j in fk]
+    fk_parents = np.array([slot[int(parents[j])] if parents[j] >= 0 else -1 for j in fk], dtype=np.int64)
+    rest = armature_data.rest_matrices(obj.data, fk_names)
+    offsets = armature_data.rest_offsets(obj.data, fk_names)
+    matrix_world = np.asarray(obj.matrix_world, dtype=np.float64)
+    want = [slot[names.index(n)] for n in wanted]
+    positions = np.empty((F, len(wanted), 3))
+    last = np.empty((F, 4, 4))
+    chunk = max(1, (1 << 16) // max(K, 1))
+    for f0 in range(0, F, chunk):
+        f1 = min(F, f0 + chunk)
+        basis = armature_data.basis_matrices(fk_loc[f0:f1], fk_quat[f0:f1], fk_scale[f0:f1])
+        world = matrix_world @ tf.pose_fk(fk_parents, rest, basis, offsets)
+        positions[f0:f1] = world[:, want][:, :, :3, 3]
+        last[f0:f1] = world[:, want[-1]]
+    return frames, (loc32, quat32), positions, last
+
+
+def _continue_signs(previous, quats):
+    """Flip each bone's quaternions of a clip (float32, (F, J, 4)) where their
+    first frame points away from ``previous`` (J, 4), the last frame of the clip
+    before, so that the concatenated rows stay sign-continuous."""
+    if previous is None:
+        return quats
+    away = np.einsum("jk,jk->j", previous.astype(np.float64), quats[0].astype(np.float64)) < 0.0
+    if away.any():
+        quats[:, away] *= -1.0
+    return quats
 
 
 def tags_of(action, frames):
@@ -224,6 +291,11 @@ def fingerprint(scene):
 # The build
 
 
+def _stack(parts):
+    """One array of the clips' float32 rows (no copy for a single clip)."""
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
 def build(scene, progress=None):
     """Return (npz bytes, summary dict). Raises MotionMatchingError with a
     plain sentence on bad input; the scene is not changed."""
@@ -241,6 +313,13 @@ def build(scene, progress=None):
     clips, bases, clip_tags, frame_starts, actions, armatures = [], [], [], [], [], []
     root_paths, root_facings, root_quats, toe_paths, foot_paths = [], [], [], [], []
     excl = exclude_names(settings)
+    # World positions are needed for the features' bones, the feet, toes and
+    # the root only (the root last: its world matrices are kept too).
+    joint_keys = ("hips", "left_foot", "right_foot", "left_toe", "right_toe")
+    wanted = list(dict.fromkeys(list(spec.bones()) + [bones[k] for k in joint_keys]))
+    wanted = [n for n in wanted if n != bones["root"]] + [bones["root"]]
+    column = {n: k for k, n in enumerate(wanted)}
+    previous_quat = None
     for i, (action, obj) in enumerate(pairs):
         if progress:
             progress(i, len(pairs))
@@ -254,20 +333,24 @@ def build(scene, progress=None):
             if bones[key] not in obj.data.bones:
                 raise MotionMatchingError("%s has no bone named %s (the %s feature bone)."
                                           % (obj.name, bones[key], key.replace("_", " ")))
-        frames, channels, world = sample_action(scene, action, obj, names)
+        frames = action_frames(action, obj)
         tags = tags_of(action, frames)
+        frames, channels, positions, root_world = sample_action(scene, action, obj, names, parents, wanted, frames)
         excluded = core_tags.excluded_rows(tags, len(frames), excl)
-        character = vr.character_frames(world[:, names.index(bones["root"])])
+        character = vr.character_frames(root_world)
+        del root_world
         root_pos = character[:, :3, 3].copy()
         root_rot = tf.matrix_to_quat(character[:, :3, :3])
-        clips.append(ft.Clip(name=action.name, fps=action_fps(action, scene), joint_names=names,
-                             positions=world[:, :, :3, 3], root_pos=root_pos, root_rot=root_rot,
+        clips.append(ft.Clip(name=action.name, fps=action_fps(action, scene), joint_names=wanted,
+                             positions=positions, root_pos=root_pos, root_rot=root_rot,
                              excluded=excluded))
+        channels = (channels[0], _continue_signs(previous_quat, channels[1]))
+        previous_quat = channels[1][-1]
         bases.append(channels)
         root_paths.append(root_pos)
         root_quats.append(tf.quat_unroll(root_rot, axis=0))
-        toe_paths.append(world[:, [names.index(bones["left_toe"]), names.index(bones["right_toe"])]][:, :, :3, 3])
-        foot_paths.append(world[:, [names.index(bones["left_foot"]), names.index(bones["right_foot"])]][:, :, :3, 3])
+        toe_paths.append(positions[:, [column[bones["left_toe"]], column[bones["right_toe"]]]])
+        foot_paths.append(positions[:, [column[bones["left_foot"]], column[bones["right_foot"]]]])
         root_facings.append(character[:, :2, :3] @ np.array([0.0, -1.0, 0.0]))
         clip_tags.append([{"name": t.name, "start": t.start, "end": t.end} for t in tags])
         frame_starts.append(frames[0])
@@ -285,8 +368,8 @@ def build(scene, progress=None):
         "bone_rest": rest.astype(np.float64),
         "bone_offsets": armature_data.rest_offsets(first_obj.data, names).astype(np.float64),
         "feature_bones_json": np.array(json.dumps(bones, sort_keys=True)),
-        "pose_rotations": tf.quat_unroll(np.concatenate([b[1] for b in bases]), axis=0).astype(np.float32),
-        "pose_locations": np.concatenate([b[0] for b in bases]).astype(np.float32),
+        "pose_rotations": _stack([b[1] for b in bases]),
+        "pose_locations": _stack([b[0] for b in bases]),
         "root_positions": np.concatenate(root_paths).astype(np.float64),
         "root_facings": np.concatenate(root_facings).astype(np.float64),
         "root_quats": np.concatenate(root_quats).astype(np.float64),

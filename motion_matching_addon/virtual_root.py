@@ -62,16 +62,21 @@ def add_virtual_root(context, obj, hips=None, root_name="Root", smooth=True,
         raise MotionMatchingError("The bone %s has a parent (%s); the root must go above a top-level bone."
                                   % (hips, arm.bones[hips].parent.name))
     frames = key_times(action, obj)
-    names, parents, rest, pose = armature_data.armature_pose(obj, action, frames)
+    names, parents = armature_data.bone_order(arm)
+    rest = armature_data.rest_matrices(arm, names)
     h = names.index(hips)
     heads = rest[:, :3, 3]
-    tails = np.array([arm.bones[n].tail_local for n in names])
+    tails = armature_data.rest_tails(arm, names)
+    # The hips are a top-level bone: their pose is their rest times their own
+    # channels, so only their curves are read.
+    loc, quat, scale = armature_data.pose_channels(obj, action, frames, [hips])
+    hips_pose = (armature_data.rest_offsets(arm, [hips])[0] @ armature_data.basis_matrices(loc, quat, scale))[:, 0]
     forward = vr.forward_from_rest(heads, tails, parents, h)
     if forward is None:
         forward = np.array([0.0, -1.0, 0.0])
     forward_local = rest[h, :3, :3].T @ forward
     root_pos, root_quat = vr.root_trajectory(
-        pose[:, h], forward_local, smooth=smooth,
+        hips_pose, forward_local, smooth=smooth,
         position_window=position_window, position_order=position_order,
         direction_window=direction_window, direction_order=direction_order)
     root_pose = vr.root_bone_matrices(root_pos, root_quat)
@@ -98,7 +103,7 @@ def add_virtual_root(context, obj, hips=None, root_name="Root", smooth=True,
         obj.pose.bones[root_name].rotation_mode = "QUATERNION"
         obj.pose.bones[hips].rotation_mode = "QUATERNION"
         root_offset, hips_offset = armature_data.rest_offsets(arm, [root_name, hips])
-        root_basis, hips_basis = vr.reparent_under_root(root_offset, hips_offset, root_pose, pose[:, h])
+        root_basis, hips_basis = vr.reparent_under_root(root_offset, hips_offset, root_pose, hips_pose)
         armature_data.write_bone_transforms(action, obj, root_name, frames, root_basis)
         for path in ("rotation_euler", "rotation_axis_angle"):
             compat.remove_fcurves(action, obj, armature_data.bone_path(hips, path))

@@ -11,7 +11,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from ..core import humanoid
+from ..core import humanoid, text_input
 from ..core.errors import MotionMatchingError
 from ..motion_matching_addon import retarget_bridge as bridge
 from ..motion_matching_addon.retarget_props import PREFER, ROOT_MOTION, TPOSE_SOURCES
@@ -116,12 +116,13 @@ class MOTION_MATCHING_OT_load_bone_map(bpy.types.Operator, ImportHelper):
         obj = context.active_object
         name = os.path.basename(self.filepath)
         try:
-            with open(self.filepath, encoding="utf-8") as fh:
-                mapping = humanoid.mapping_from_json(fh.read())
-            missing = bridge.check_preset(mapping, obj)
-        except OSError as ex:
-            self.report({"ERROR"}, "Cannot read %s: %s." % (self.filepath, ex.strerror or ex))
+            raw = text_input.read_bytes(self.filepath, "The bone map %s" % name, max_bytes=16 * 1024 * 1024)
+        except MotionMatchingError as ex:
+            self.report({"ERROR"}, str(ex))
             return {"CANCELLED"}
+        try:
+            mapping = humanoid.mapping_from_json(raw)
+            missing = bridge.check_preset(mapping, obj)
         except MotionMatchingError as ex:
             self.report({"ERROR"}, "%s cannot be used on %s: %s" % (name, obj.name, ex))
             return {"CANCELLED"}

@@ -3,6 +3,7 @@
 import os
 
 import bpy
+import numpy as np
 from bpy.props import EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper, orientation_helper
 
@@ -46,6 +47,8 @@ class MOTION_MATCHING_OT_load_tpose(bpy.types.Operator, ImportHelper):
             if self.frame >= data.frame_count:
                 raise MotionMatchingError("%s has %d frames; frame %d does not exist."
                                           % (os.path.basename(self.filepath), data.frame_count, self.frame))
+            # Only the T-pose frame is converted (and checked).
+            data = data.frame_range(self.frame, self.frame + 1)
             motion = core_bvh.to_blender(data, self.global_scale, self.axis_forward, self.axis_up, self.handedness)
         except MotionMatchingError as ex:
             self.report({"ERROR"}, str(ex))
@@ -58,10 +61,15 @@ class MOTION_MATCHING_OT_load_tpose(bpy.types.Operator, ImportHelper):
             return {"CANCELLED"}
         names = [motion.names[j] for j in shared]
         rest = armature_data.rest_matrices(obj.data, names)[:, :3, :3]
-        world = motion.world_rotations()[self.frame, shared]
-        heads = motion.world_positions()[self.frame, shared]
+        world = motion.world_rotations()[0, shared]
+        heads = motion.world_positions()[0, shared]
         # Stored in each bone's own axes: the rotation its pose matrix has in T-pose.
-        retarget_bridge.store_tpose(obj, names, tf.compose(heads, world @ rest), os.path.abspath(self.filepath))
+        pose = tf.compose(heads, world @ rest)
+        if not np.isfinite(pose).all():
+            self.report({"ERROR"}, "The T-pose of %s does not give finite joint rotations and positions."
+                        % os.path.basename(self.filepath))
+            return {"CANCELLED"}
+        retarget_bridge.store_tpose(obj, names, pose, os.path.abspath(self.filepath))
         missing = len(bones) - len(names)
         self.report({"INFO"}, "Stored the T-pose of %d bones on %s%s." % (
             len(names), obj.name, "" if not missing else " (%d bones not in the file keep their rest)" % missing))

@@ -50,3 +50,51 @@ def sample_layout(bvh):
     """names, parents, offsets, channels, end sites of a parsed take (core.bvh.BvhData)."""
     ends = {j: tuple(e) for j, e in enumerate(bvh.end_sites) if e is not None}
     return list(bvh.names), list(bvh.parents), bvh.offsets.copy(), list(bvh.channels), ends
+
+
+def synthetic_bvh(joints, frames, seed=0, frame_time=1.0 / 60.0, reach=50):
+    """BVH text (str) of a made-up skeleton of ``joints`` joints and ``frames`` frames.
+
+    Joint j > 0 hangs under one of the ``reach`` joints made just before it (a
+    bushy tree whose depth grows like joints / reach); the root has six
+    channels, every other joint three rotations. Written without recursion, so
+    any size works. Angles stay within +-30 degrees.
+    """
+    rng = np.random.default_rng(seed)
+    parents = np.full(joints, -1, dtype=np.int64)
+    for j in range(1, joints):
+        parents[j] = rng.integers(max(0, j - reach), j)
+    offsets = rng.uniform(-5.0, 5.0, size=(joints, 3))
+    offsets[0] = 0.0
+    children = [[] for _ in range(joints)]
+    for j in range(1, joints):
+        children[parents[j]].append(j)
+    lines = ["HIERARCHY"]
+    # Depth-first emission with an explicit stack: ("open", j, depth) or ("close", j, depth).
+    stack = [("open", 0, 0)]
+    order = []
+    while stack:
+        what, j, depth = stack.pop()
+        pad = "\t" * depth
+        if what == "close":
+            if not children[j]:
+                lines += [pad + "\tEnd Site", pad + "\t{", pad + "\t\tOFFSET 0.0 1.0 0.0", pad + "\t}"]
+            lines.append(pad + "}")
+            continue
+        order.append(j)
+        lines.append("%s%s J%d" % (pad, "ROOT" if j == 0 else "JOINT", j))
+        lines.append(pad + "{")
+        lines.append("%s\tOFFSET %.4f %.4f %.4f" % (pad, *offsets[j]))
+        if j == 0:
+            lines.append(pad + "\tCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation")
+        else:
+            lines.append(pad + "\tCHANNELS 3 Zrotation Xrotation Yrotation")
+        stack.append(("close", j, depth))
+        for c in reversed(children[j]):
+            stack.append(("open", c, depth + 1))
+    n_channels = 3 * joints + 3
+    motion = rng.uniform(-30.0, 30.0, size=(frames, n_channels)).astype(np.float32)
+    motion[:, :3] = rng.uniform(-10.0, 10.0, size=(frames, 3))
+    lines += ["MOTION", "Frames: %d" % frames, "Frame Time: %.8f" % frame_time]
+    body = "\n".join(" ".join("%.3f" % v for v in row) for row in motion)
+    return "\n".join(lines) + "\n" + body + "\n"
