@@ -97,6 +97,10 @@ class BakeSettings:
     adjustment_ratio: float = knob(
         0.5, "Adjustment Limit", "The pull toward the path is at most this fraction of the root's own motion: "
         "higher tracks better, lower slides the feet less", unit="factor", min=0.0, soft_max=2.0)
+    planted_adjustment: float = knob(
+        1.0, "Planted Adjustment", "While the played data has a foot on the ground, the pull toward the path "
+        "(position and heading) is scaled by this: lower keeps planted feet in place, the pull catches up while "
+        "the feet swing", unit="factor", min=0.0, max=1.0)
     clamp_distance: float = knob(
         0.1, "Clamp", "The root never strays farther than this from the path (tight clamps can make feet slide)",
         unit="length", min=0.001, soft_max=1.0)
@@ -120,11 +124,15 @@ class BakeSettings:
         False, "Lock by Data", "Lock a toe when the take says it is planted and still, even if the path's "
         "corrections drag the baked toe: about 2.5x more locks and less sliding, but legs may snap when a lock "
         "holds through a jump; off: only when the baked toe itself is still")
+    lock_on_contact: bool = knob(
+        True, "Plant from Data", "A foot locks whenever the played data says it is in contact (not in a run's "
+        "flight) and holds its place and heading until the data lifts it; off: the lock also waits for a still "
+        "toe (Lock Speed)")
     lock_blend_halflife: float = knob(
         0.1, "Release Half-Life", "How fast a released foot blends back to the animation", unit="time", min=0.01,
         soft_max=0.5)
     unlock_distance: float = knob(
-        0.2, "Unlock Distance", "Release a pinned toe when the animation pulls it this far away", unit="length",
+        0.5, "Unlock Distance", "Release a pinned toe when the animation pulls it this far away", unit="length",
         min=0.01, soft_max=1.0)
     toe_floor: float = None                 # m: toes are kept above this height (None: no floor)
 
@@ -386,6 +394,9 @@ class _RootMotion:
     def __init__(self, db, root_positions, root_quats, settings, dt):
         self.dpos, drot = _row_deltas(db, root_positions, root_quats)
         self.dyaw = yaw_of(drot)
+        # Per row: the share of the pull allowed (less while the data plants a foot).
+        planted = db.contacts.any(axis=1) if db.contacts is not None else np.zeros(db.num_rows, dtype=bool)
+        self.share = np.where(planted, settings.planted_adjustment, 1.0)
         self.ratio, self.clamp, self.clamp_a = settings.adjustment_ratio, settings.clamp_distance, settings.clamp_angle
         self.alpha = 1.0 - np.exp(-np.log(2.0) / settings.adjustment_halflife * dt)
 
@@ -398,7 +409,7 @@ class _RootMotion:
         px += vx
         py += vy
         yaw += self.dyaw[row]
-        alpha, ratio = self.alpha, self.ratio
+        alpha, ratio = self.alpha, self.ratio * self.share[row]
         ax, ay = (sim_xy[0] - px) * alpha, (sim_xy[1] - py) * alpha
         limit = ratio * np.hypot(vx, vy)
         mag = np.hypot(ax, ay)
@@ -552,29 +563,41 @@ def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, spe
     toes_out = np.empty((S, 2, 3))
     for side, (up, low, foot, toe) in enumerate(skeleton.legs):
         toe_pos = pose[:, toe, :3, 3]
+        heel = toe_pos - pose[:, foot, :3, 3]
+        # The foot's heading on the ground (unwrapped), held by the lock with the toe.
+        heading = np.unwrap(np.arctan2(heel[:, 1], heel[:, 0]))
+        turn = np.zeros(S)
         if settings.foot_lock:
-            wanted, locked[:, side], n = fl.run_foot_lock(
-                contacts[:, side], toe_pos, None if speeds is None else speeds[:, side], dt,
-                lock_speed=settings.lock_speed,
+            held, locked[:, side], n = fl.run_foot_lock(
+                contacts[:, side], np.column_stack([toe_pos, heading]),
+                None if speeds is None else speeds[:, side], dt,
+                lock_speed=settings.lock_speed, on_contact=settings.lock_on_contact,
                 unlock_distance=settings.unlock_distance, blend_halflife=settings.lock_blend_halflife)
+            wanted = held[:, :3]
+            if settings.lock_on_contact:
+                turn = held[:, 3] - heading
         else:
             wanted, n = toe_pos.copy(), 0
         count += n
         if settings.toe_floor is not None:
             # Blends after jumps can swing a free toe through the ground: keep it above.
             wanted[:, 2] = np.maximum(wanted[:, 2], settings.toe_floor)
-        move = np.linalg.norm(wanted - toe_pos, axis=1) > 1e-7
+        move = (np.linalg.norm(wanted - toe_pos, axis=1) > 1e-7) | (np.abs(turn) > 1e-7)
         toes_out[:, side] = toe_pos
         if not move.any():
             continue
         idx = np.flatnonzero(move)
         hip_p, knee_p, ankle_p = (pose[idx, b, :3, 3] for b in (up, low, foot))
-        target = fl.ankle_target(ankle_p, toe_pos[idx], wanted[idx])
+        # The foot turned about the vertical by the held heading's difference,
+        # pivoting on its toe: the ankle goes where the turned foot puts it.
+        spin = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), turn[idx])
+        target = wanted[idx] - tf.quat_rotate(spin, heel[idx])
         d_hip, d_knee = ik.two_bone_ik(hip_p, knee_p, ankle_p, target, forward[idx])
-        # New world rotations: upper and lower leg turned, the foot keeps its own.
+        # New world rotations: upper and lower leg turned, the foot keeps its own
+        # world orientation (turned by the held heading).
         up_w = tf.quat_mul(d_hip, world_q[idx, up])
         low_w = tf.quat_mul(d_knee, world_q[idx, low])
-        foot_w = world_q[idx, foot]
+        foot_w = tf.quat_mul(spin, world_q[idx, foot])
         parent_up = world_q[idx, skeleton.parents[up]]
         # basis = (parent_world * offset)^-1 * world, for rotations.
         rots[idx, up] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(parent_up, offset_q[up])), up_w)
