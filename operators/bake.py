@@ -88,6 +88,8 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
                     "%.1fx real time.%s" % (report["frames"], report["searches"], report["jumps"],
                                             report["foot_locks"], 100 * report["tracking_error_max_m"],
                                             report["real_time_factor"], (" " + report["note"]) if report["note"] else ""))
+        for w in report.get("warnings", []):
+            self.report({"WARNING"}, w)
         return {"FINISHED"}
 
     def execute(self, context):
