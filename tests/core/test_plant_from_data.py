@@ -26,7 +26,7 @@ def _skeleton():
                              legs=[(2, 3, 4, 5), (6, 7, 8, 9)])
 
 
-def _dragged_pose(S, knee=0.3):
+def _dragged_pose(S, knee=0.8):
     """The whole body dragged 0.5 cm a frame along +X and turned 0.5 degree a
     frame (what the path's pull and clamp do), legs slightly bent."""
     sk = _skeleton()
