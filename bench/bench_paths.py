@@ -140,7 +140,7 @@ def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp):
 COLUMNS = (
     ("path", 16), ("db", 7), ("fps", 3), ("slide", 6), ("raw", 5), ("ratio", 5), ("c ratio", 7), ("rep", 6),
     ("rep r", 5),
-    ("seed m", 6), ("face trv", 8), ("face ask", 8), ("hips mean/max", 13), ("rep max", 7), ("glides", 12),
+    ("seed m", 6), ("face trv", 8), ("face ask", 8), ("ask up", 6), ("hips mean/max", 13), ("rep max", 7), ("glides", 12),
     ("rot x", 5), ("toe cm", 6), ("rt x", 5),
 )
 
@@ -168,6 +168,7 @@ def table(rows):
             _f(r["seed"]["m_per_seconds"], "%.2f"),
             _f(r["facing_travel"]["mean_deg"], "%.1f"),
             _f(r["facing_asked"]["mean_deg"] if r["facing_asked"] else None, "%.1f"),
+            _f(r["upper_facing_asked"]["mean_deg"] if r.get("upper_facing_asked") else None, "%.1f"),
             "%.1f/%.1f" % (100 * track["mean_m"], 100 * track["max_m"]),
             "%.1f" % (100 * rep.get("hips_tracking_max_m", rep["tracking_error_max_m"])),
             "%d/%d/%.1f" % (len(r["glides"]), r["glide_frames"], r["glide_longest_m"]),
@@ -186,7 +187,8 @@ rep, rep r: the bake report's planted sliding (contact-aware, as c ratio) and it
 seed m: ankles under 13 cm, both feet, metres per 14.5 s (the seed write-up's 3.72 m)
 face trv: mean degrees between the body (hip joints) and the travel direction (hips over 0.5 s) where hips > 0.5 m/s
   (the raw take scores %.1f: it walks backwards and sideways in places; its median is %.1f)
-face ask: mean degrees from the asked facing (strafe)
+face ask: mean degrees from the asked facing (strafe), hip joints; ask up: the same for the upper body
+  (upper-arm heads): with the strafe warp the legs turn toward travel and the upper body keeps the facing
 hips mean/max: hips to the path, cm; rep max: the report's hips tracking maximum, cm
 glides: frozen glides (hips > 0.5 m/s and for > 0.5 s no foot becomes planted or stops being planted):
   count/frames/metres the hips travel in the longest. Either a frozen pose or feet that never plant because

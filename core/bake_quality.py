@@ -38,6 +38,7 @@ class Joints:
     ankles: np.ndarray        # (T, 2, 3)
     toes: np.ndarray          # (T, 2, 3)
     contacts: np.ndarray      # (T, 2) bool: the played data's contact flags
+    shoulders: np.ndarray = None   # (T, 2, 3) left, right upper-arm heads, when known
 
 
 def pooled_sliding(takes, floor, contacts=True):
@@ -110,7 +111,11 @@ def figures(bake, raw_takes, floor, path=None, asked_facing=None):
         "facing_error_travel_mean_deg": travel["mean_deg"],
         "facing_error_asked_mean_deg": (pm.asked_facing_error(facing, asked_facing)["mean_deg"]
                                         if asked_facing is not None else None),
+        "upper_body_facing_error_asked_mean_deg": None,
     }
+    if asked_facing is not None and bake.shoulders is not None:
+        upper = pm.body_facing(bake.shoulders[:, 0], bake.shoulders[:, 1])
+        out["upper_body_facing_error_asked_mean_deg"] = pm.asked_facing_error(upper, asked_facing)["mean_deg"]
     if path is not None:
         t = pm.tracking(bake.hips, path)
         out["hips_tracking_mean_m"], out["hips_tracking_max_m"] = t["mean_m"], t["max_m"]
@@ -148,6 +153,8 @@ def warnings(bake, frames, floor, searched, jumped, path=None, asked_facing=None
                                     _ranges(runs, frames)))
     facing = pm.body_facing(bake.hip_joints[:, 0], bake.hip_joints[:, 1])
     if asked_facing is not None:
+        if bake.shoulders is not None:   # the upper body keeps the asked facing (the legs may warp)
+            facing = pm.body_facing(bake.shoulders[:, 0], bake.shoulders[:, 1])
         off = pm.angle_between(facing, np.asarray(asked_facing, dtype=np.float64))
         what = "the asked facing"
     else:

@@ -260,8 +260,25 @@ def skeleton_joints(skeleton, locs, rots, fps, contacts, scale=1.0):
     def pair(k):
         return heads[:, [legs[0][k], legs[1][k]]]
 
+    arms = _upper_arms(skeleton)
     return bake_quality.Joints(fps=float(fps), hips=heads[:, skeleton.hips], hip_joints=pair(0), ankles=pair(2),
-                               toes=pair(3), contacts=np.asarray(contacts, dtype=bool))
+                               toes=pair(3), contacts=np.asarray(contacts, dtype=bool),
+                               shoulders=heads[:, arms] if arms else None)
+
+
+def _upper_arms(skeleton):
+    """[left, right] upper-arm bone indices of the skeleton by the humanoid
+    mapping, or None when it has none."""
+    J = len(skeleton.names)
+    rest = core_bake.forward_kinematics(skeleton, np.zeros((1, J, 3)), np.tile([1.0, 0.0, 0.0, 0.0], (1, J, 1)))
+    try:
+        mapping = humanoid.auto_map(list(skeleton.names), np.asarray(skeleton.parents), rest[0, :, :3, 3])
+    except MotionMatchingError:
+        return None
+    arms = [mapping.get(j) for j in ("LeftUpperArm", "RightUpperArm")]
+    if not all(arms):
+        return None
+    return [list(skeleton.names).index(a) for a in arms]
 
 
 def raw_take_joints(db, arrays, skeleton, fps):
@@ -399,6 +416,11 @@ def report_text(report):
             ("seed ankle figure m/14.5 s", "%.2f" % report["seed_ankle_sliding_m_per_14_5_s"]),
             ("facing off travel / asked (deg)", "%.1f / %s" % (report["facing_error_travel_mean_deg"],
                                                                "-" if asked is None else "%.1f" % asked)),
+        ]
+        upper = report.get("upper_body_facing_error_asked_mean_deg")
+        if upper is not None:
+            rows.append(("upper body off asked facing (deg)", "%.1f" % upper))
+        rows += [
             ("hips to path (m)", "mean %.3f, max %.3f" % (report["hips_tracking_mean_m"], report["hips_tracking_max_m"])),
         ]
     rows += [
