@@ -147,8 +147,9 @@ def warnings(bake, frames, floor, searched, jumped, path=None, asked_facing=None
         slides.sort(key=lambda s: -s[3])
         worst = slides[0]
         runs = sorted((a, b) for _side, a, b, _m in slides)
-        out.append("A planted foot slides more than %d cm during one contact %d times (worst %.0f cm, %s foot at frames "
-                   "%d-%d): %s." % (round(100 * STEP_SLIDE_LIMIT), len(slides), 100 * worst[3],
+        times = "once" if len(slides) == 1 else "%d times" % len(slides)
+        out.append("A planted foot slides more than %d cm during one contact %s (worst %.0f cm, %s foot at frames "
+                   "%d-%d): %s." % (round(100 * STEP_SLIDE_LIMIT), times, 100 * worst[3],
                                     "left" if worst[0] == 0 else "right", frames[worst[1]], frames[worst[2]],
                                     _ranges(runs, frames)))
     facing = pm.body_facing(bake.hip_joints[:, 0], bake.hip_joints[:, 1])
