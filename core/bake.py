@@ -674,11 +674,13 @@ def _soft_reach(hip, knee, ankle, target, soft=SOFT_REACH):
     """Ankle targets (n, 3) eased toward the hip near the leg's full length: the
     last few percent of reach are approached exponentially, so a held foot that
     the body moves away from stretches the knee smoothly instead of snapping it
-    straight (the analytic IK's knee angle changes fastest there)."""
+    straight (the analytic IK's knee angle changes fastest there). Targets no
+    farther than the animated ankle are left as they are."""
     length = np.linalg.norm(knee - hip, axis=1) + np.linalg.norm(ankle - knee, axis=1)
     d = target - hip
     dist = np.linalg.norm(d, axis=1)
-    start = soft * length
+    # Never short of the animation's own reach (a standing leg keeps its foot down).
+    start = np.minimum(np.maximum(soft * length, np.linalg.norm(ankle - hip, axis=1)), length)
     room = np.maximum(length - start, 1e-9)
     eased = np.where(dist > start, start + room * (1.0 - np.exp(-(dist - start) / room)), dist)
     return hip + d * (eased / np.maximum(dist, 1e-12))[:, None]

@@ -8,7 +8,8 @@ States:
 
 - free: the wanted toe is the animated toe plus what is left of a release offset;
 - locked: the wanted toe is the pinned point, fixed in the world (its height is the
-  height the toe had when it locked).
+  height the toe had when it locked; with ``on_contact``, the animated toe's height
+  on each frame: the place on the ground is held, the data's height kept).
 
 A free foot locks when the database says it is in contact, its speed is under
 ``lock_speed`` and any release offset has decayed under ``relock_offset`` (without
@@ -98,13 +99,20 @@ class FootLock:
             self._wait_lift = False
 
         if self.locked:
-            drift = np.linalg.norm(self.pinned[:3] - toe[:3])
+            held = self.pinned.copy()
+            if self.on_contact:
+                # The data's own height: a foot locked while still settling is not
+                # held in the air (only its place on the ground and heading are held).
+                held[2] = toe[2]
+            drift = np.linalg.norm(held[:3] - toe[:3])
             if contact and drift <= self.unlock_distance:
-                return self.pinned.copy(), True
+                return held, True
             # Release: the output stays on the pinned point for this frame and at rest
             # (offset velocity = -toe velocity); the decay takes it from there.
-            self.offset = self.pinned - toe
+            self.offset = held - toe
             self.offset_vel = -toe_vel
+            if self.on_contact:
+                self.offset_vel[2] = 0.0
             self._wait_lift = bool(contact)
             self.locked = False
             self.pinned = None
