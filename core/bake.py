@@ -682,7 +682,8 @@ def _soft_reach(hip, knee, ankle, target, soft=SOFT_REACH):
     # Never short of the animation's own reach (a standing leg keeps its foot down).
     start = np.minimum(np.maximum(soft * length, np.linalg.norm(ankle - hip, axis=1)), length)
     room = np.maximum(length - start, 1e-9)
-    eased = np.where(dist > start, start + room * (1.0 - np.exp(-(dist - start) / room)), dist)
+    over = np.maximum(dist - start, 0.0)
+    eased = np.where(over > 0.0, start + room * (1.0 - np.exp(-over / room)), dist)
     return hip + d * (eased / np.maximum(dist, 1e-12))[:, None]
 
 

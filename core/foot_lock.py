@@ -85,13 +85,17 @@ class FootLock:
             raise FootLockError("The toe position needs x, y and z (got %d values)." % len(toe))
         if not np.all(np.isfinite(toe)):
             raise FootLockError("The toe position contains values that are not numbers.")
+        return self._advance(contact, toe, toe_speed, dt)
+
+    def _advance(self, contact, toe, toe_speed, dt):
+        """:meth:`step` on checked input (``toe`` a finite float64 vector)."""
         if self.offset is None or len(self.offset) != len(toe):
             self.offset, self.offset_vel = np.zeros(len(toe)), np.zeros(len(toe))
         toe_vel = np.zeros(len(toe)) if self._prev_toe is None else (toe - self._prev_toe) / dt
         if toe_speed is not None:
             speed = float(toe_speed)
         elif self._prev_toe is not None:
-            speed = float(np.linalg.norm(toe_vel[:3]))
+            speed = float(np.sqrt(toe_vel[0] ** 2 + toe_vel[1] ** 2 + toe_vel[2] ** 2))
         else:
             speed = np.inf  # first frame, nothing to measure from: do not lock yet
         self._prev_toe = toe
@@ -104,7 +108,8 @@ class FootLock:
                 # The data's own height: a foot locked while still settling is not
                 # held in the air (only its place on the ground and heading are held).
                 held[2] = toe[2]
-            drift = np.linalg.norm(held[:3] - toe[:3])
+            d = held[:3] - toe[:3]
+            drift = float(np.sqrt(d @ d))
             if contact and drift <= self.unlock_distance:
                 return held, True
             # Release: the output stays on the pinned point for this frame and at rest
@@ -150,12 +155,17 @@ def run_foot_lock(contacts, toe_positions, toe_speeds, dt, **params):
     if toe_speeds is not None and len(toe_speeds) != len(toes):
         raise FootLockError("Give one toe speed per frame (got %d for %d frames)."
                             % (len(toe_speeds), len(toes)))
+    if not dt > 0.0:
+        raise FootLockError("The time step must be a positive number of seconds (got %s)." % (dt,))
+    if not np.all(np.isfinite(toes)):
+        raise FootLockError("The toe position contains values that are not numbers.")
     lock = FootLock(**params)
     wanted = np.empty_like(toes)
     locked = np.zeros(len(toes), dtype=bool)
+    speeds = [None] * len(toes) if toe_speeds is None else [float(v) for v in toe_speeds]
+    flags = contacts.tolist()
     for i in range(len(toes)):
-        speed = None if toe_speeds is None else toe_speeds[i]
-        wanted[i], locked[i] = lock.step(contacts[i], toes[i], speed, dt)
+        wanted[i], locked[i] = lock._advance(flags[i], toes[i], speeds[i], dt)
     return wanted, locked, lock.lock_count
 
 
