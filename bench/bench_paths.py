@@ -140,7 +140,7 @@ def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp):
 COLUMNS = (
     ("path", 16), ("db", 7), ("fps", 3), ("slide", 6), ("raw", 5), ("ratio", 5), ("c ratio", 7), ("rep", 6),
     ("rep r", 5),
-    ("seed m", 6), ("face trv", 8), ("face ask", 8), ("hips mean/max", 13), ("rep max", 7), ("glides", 12),
+    ("seed m", 6), ("face trv", 8), ("face ask", 8), ("ask up", 6), ("hips mean/max", 13), ("rep max", 7), ("glides", 12),
     ("rot x", 5), ("toe cm", 6), ("rt x", 5),
 )
 
@@ -163,14 +163,14 @@ def table(rows):
             r["path"], _db(r), "%d" % r["fps"],
             _f(r["sliding"]["cm_per_foot_per_moving_s"], "%.1f"), _f(r["raw_sliding"]["cm_per_foot_per_moving_s"], "%.1f"),
             _f(r["sliding_ratio"], "%.2f"), _f(r.get("sliding_contact_ratio"), "%.2f"),
-            _f(rep["ankle_sliding_cm_per_foot_per_moving_s"], "%.1f"),
-            _f(rep["ankle_sliding_cm_per_foot_per_moving_s"] / rep["raw_ankle_sliding_cm_per_foot_per_moving_s"]
-               if rep["raw_ankle_sliding_cm_per_foot_per_moving_s"] else None, "%.2f"),
+            _f(rep.get("contact_sliding_cm_per_foot_per_moving_s"), "%.1f"),
+            _f(rep.get("contact_sliding_ratio"), "%.2f"),
             _f(r["seed"]["m_per_seconds"], "%.2f"),
             _f(r["facing_travel"]["mean_deg"], "%.1f"),
             _f(r["facing_asked"]["mean_deg"] if r["facing_asked"] else None, "%.1f"),
+            _f(r["upper_facing_asked"]["mean_deg"] if r.get("upper_facing_asked") else None, "%.1f"),
             "%.1f/%.1f" % (100 * track["mean_m"], 100 * track["max_m"]),
-            "%.1f" % (100 * rep["tracking_error_max_m"]),
+            "%.1f" % (100 * rep.get("hips_tracking_max_m", rep["tracking_error_max_m"])),
             "%d/%d/%.1f" % (len(r["glides"]), r["glide_frames"], r["glide_longest_m"]),
             _f(r["rotation"]["ratio"], "%.2f"), "%+.1f" % (100 * r["toe_margin_m"]),
             "%.0f" % rep["real_time_factor"],
@@ -183,18 +183,41 @@ LEGEND = """\
 slide / raw / ratio: planted ankle sliding, cm per foot per moving second (ankle under the take's planted
   height + 3 cm and slower than 1 m/s; moving: hips over 0.2 m/s), bake / raw take at the same fps / ratio
 c ratio: the same ratio counting only steps where the played data also says contact (bake: keyed mm_contact_*)
-rep, rep r: the bake report's ankle figure (low ankles, any speed, at the database's 60 fps) and its ratio
+rep, rep r: the bake report's planted sliding (contact-aware, as c ratio) and its ratio to the raw take
 seed m: ankles under 13 cm, both feet, metres per 14.5 s (the seed write-up's 3.72 m)
 face trv: mean degrees between the body (hip joints) and the travel direction (hips over 0.5 s) where hips > 0.5 m/s
   (the raw take scores %.1f: it walks backwards and sideways in places; its median is %.1f)
-face ask: mean degrees from the asked facing (strafe)
-hips mean/max: hips to the path, cm; rep max: the report's tracking maximum (root to path), cm
+face ask: mean degrees from the asked facing (strafe), hip joints; ask up: the same for the upper body
+  (upper-arm heads): with the strafe warp the legs turn toward travel and the upper body keeps the facing
+hips mean/max: hips to the path, cm; rep max: the report's hips tracking maximum, cm
 glides: frozen glides (hips > 0.5 m/s and for > 0.5 s no foot becomes planted or stops being planted):
   count/frames/metres the hips travel in the longest. Either a frozen pose or feet that never plant because
   they skate faster than 1 m/s; neither adds to the sliding columns, so read those with this one. A short
   glide (about 0.6 s, under 1 m) is a stance held too long for the speed
 rot x: largest per-frame joint rotation change / the raw take's 99.9th percentile (worst joint)
 toe cm: lowest toe minus the raw take's lowest toe; rt x: the report's real-time factor"""
+
+
+def agreement(rows):
+    """The report's figures (core/bake_quality) against the bench's measurement of the keys."""
+    out = ["report / measured: contact sliding cm/foot/s, its ratio, seed m/14.5 s, facing deg, hips max cm",
+           "%-16s %-7s %3s  %-13s %-11s %-11s %-11s %-11s" % ("path", "db", "fps", "c sliding", "c ratio", "seed",
+                                                              "facing", "hips max")]
+    for r in rows:
+        rep = r["report"]
+        if "contact_sliding_ratio" not in rep:
+            continue
+        face = r["facing_asked"]["mean_deg"] if r["facing_asked"] else r["facing_travel"]["mean_deg"]
+        rface = rep["facing_error_asked_mean_deg"] if r["facing_asked"] else rep["facing_error_travel_mean_deg"]
+        out.append("%-16s %-7s %3d  %-13s %-11s %-11s %-11s %-11s" % (
+            r["path"], _db(r), r["fps"],
+            "%.2f / %.2f" % (rep["contact_sliding_cm_per_foot_per_moving_s"],
+                             r["sliding_contact"]["cm_per_foot_per_moving_s"]),
+            "%.2f / %.2f" % (rep["contact_sliding_ratio"], r["sliding_contact_ratio"]),
+            "%.2f / %.2f" % (rep["seed_ankle_sliding_m_per_14_5_s"], r["seed"]["m_per_seconds"]),
+            "%.1f / %.1f" % (rface, face),
+            "%.1f / %.1f" % (100 * rep["hips_tracking_max_m"], 100 * r["tracking"]["max_m"])))
+    return out
 
 
 def comparison(rows):
@@ -269,6 +292,9 @@ def main():
     print(LEGEND % (raw_facing["mean_deg"], raw_facing["median_deg"]))
     print()
     for line in comparison(rows):
+        print(line)
+    print()
+    for line in agreement(rows):
         print(line)
     print("bench time %.0f s" % (time.perf_counter() - t_start))
     if args.json:

@@ -97,6 +97,10 @@ class BakeSettings:
     adjustment_ratio: float = knob(
         0.5, "Adjustment Limit", "The pull toward the path is at most this fraction of the root's own motion: "
         "higher tracks better, lower slides the feet less", unit="factor", min=0.0, soft_max=2.0)
+    planted_adjustment: float = knob(
+        1.0, "Planted Adjustment", "While the played data has a foot on the ground, the pull toward the path "
+        "(position and heading) is scaled by this: lower keeps planted feet in place, the pull catches up while "
+        "the feet swing", unit="factor", min=0.0, max=1.0)
     clamp_distance: float = knob(
         0.1, "Clamp", "The root never strays farther than this from the path (tight clamps can make feet slide)",
         unit="length", min=0.001, soft_max=1.0)
@@ -111,6 +115,10 @@ class BakeSettings:
         "sooner", unit="velocity", min=0.0, soft_max=5.0)
     use_facing: bool = knob(
         False, "Strafe (Use Controller Rotation)", "Face where the controller faces instead of where it goes")
+    strafe_warp: float = knob(
+        np.radians(60.0), "Strafe Warp", "With Strafe on, the legs and hips turn up to this angle toward the "
+        "direction of travel while the upper body keeps the controller's facing (orientation warping: the take's "
+        "forward steps carry a sideways path); 0: off", unit="angle", min=0.0, max=3.14159)
     foot_lock: bool = knob(
         True, "Foot Lock", "Pin planted toes with two-joint leg IK", ui_name="use_foot_lock")
     lock_speed: float = knob(
@@ -120,11 +128,15 @@ class BakeSettings:
         False, "Lock by Data", "Lock a toe when the take says it is planted and still, even if the path's "
         "corrections drag the baked toe: about 2.5x more locks and less sliding, but legs may snap when a lock "
         "holds through a jump; off: only when the baked toe itself is still")
+    lock_on_contact: bool = knob(
+        True, "Plant from Data", "A foot locks whenever the played data says it is in contact (not in a run's "
+        "flight) and holds its place and heading until the data lifts it; off: the lock also waits for a still "
+        "toe (Lock Speed)")
     lock_blend_halflife: float = knob(
         0.1, "Release Half-Life", "How fast a released foot blends back to the animation", unit="time", min=0.01,
         soft_max=0.5)
     unlock_distance: float = knob(
-        0.2, "Unlock Distance", "Release a pinned toe when the animation pulls it this far away", unit="length",
+        0.5, "Unlock Distance", "Release a pinned toe when the animation pulls it this far away", unit="length",
         min=0.01, soft_max=1.0)
     toe_floor: float = None                 # m: toes are kept above this height (None: no floor)
 
@@ -301,6 +313,9 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     sim = springs.simulate_character(ctrl, facing, dt, halflife_pos=settings.sim_halflife,
                                      halflife_rot=settings.sim_halflife)
     sim_yaw = np.asarray(sim.yaws, dtype=np.float64)
+    warp = _strafe_warp(sim_yaw, sim.velocities, settings) if facing is not None else None
+    if warp is not None:
+        sim_yaw = sim_yaw + warp      # the lower body's wanted facing: the search and the root follow it
     matcher = _Matcher(db, trajectory_queries(db.spec, sim.positions, sim_yaw, fps), allowed,
                        index or SearchIndex(db.features), settings)
     # 2 and 4. The rows played (searches, jumps) and the root, step by step.
@@ -310,6 +325,8 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     locs, rots = _inertialize(pose_locations, pose_rotations, played.rows, played.jumped, skeleton.hips,
                               _next_rows(db), fps, settings.inertialization_halflife)
     root_quat = _pose_root_bone(skeleton, locs, rots, played.root_pos, played.root_yaw)
+    if warp is not None:
+        _turn_upper_body(skeleton, locs, rots, -warp)
     # 5. Foot lock and two-joint IK.
     S = len(ctrl)
     contacts = db.contacts[played.rows] if db.contacts is not None else np.zeros((S, 2), dtype=bool)
@@ -326,6 +343,56 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
                       jumped=played.jumped, cost=played.cost, contacts=contacts, locked=locked,
                       lock_count=lock_count, root_pos=played.root_pos, root_quat=root_quat,
                       sim_pos=sim.positions, controller=ctrl, toes=toes)
+
+
+WARP_SPEED = (0.2, 0.5)     # m/s: orientation warping fades in between these speeds
+
+
+def _strafe_warp(sim_yaw, sim_vel, settings):
+    """Per step, the angle (radians) the lower body turns from the wanted facing
+    toward the direction of travel: the difference, limited to
+    ``settings.strafe_warp`` and faded out at walking-in-place speeds. None when
+    off."""
+    if not settings.strafe_warp > 0:
+        return None
+    v = np.asarray(sim_vel, dtype=np.float64)[:, :2]
+    speed = np.linalg.norm(v, axis=1)
+    travel = np.arctan2(v[:, 0], -v[:, 1])          # the yaw whose facing (sin, -cos) is along v
+    diff = springs.wrap_angle(travel - sim_yaw)
+    lo, hi = WARP_SPEED
+    fade = np.clip((speed - lo) / (hi - lo), 0.0, 1.0)
+    return np.clip(diff, -settings.strafe_warp, settings.strafe_warp) * fade
+
+
+def _upper_body_chain(skeleton, length=3):
+    """The spine bones above the hips (the first child of the hips that is not a
+    leg, then its first children), up to ``length`` of them."""
+    uppers = {leg[0] for leg in skeleton.legs}
+    chain, bone = [], skeleton.hips
+    while len(chain) < length:
+        kids = [j for j in range(len(skeleton.names)) if skeleton.parents[j] == bone and j not in uppers]
+        if not kids:
+            break
+        bone = kids[0]
+        chain.append(bone)
+    return chain
+
+
+def _turn_upper_body(skeleton, locs, rots, angle):
+    """Turn the upper body about the vertical by ``angle`` (S,) radians, spread
+    evenly over the spine bones, so it faces ``angle`` away from the hips (in place)."""
+    chain = _upper_body_chain(skeleton)
+    if not chain:
+        return
+    pose = forward_kinematics(skeleton, locs, rots)
+    world = tf.matrix_to_quat(pose[:, :, :3, :3])
+    offset_q = tf.matrix_to_quat(skeleton.offsets[:, :3, :3])
+    z = np.array([0.0, 0.0, 1.0])
+    parent_new = world[:, skeleton.hips]
+    for k, bone in enumerate(chain):
+        turned = tf.quat_mul(tf.quat_from_axis_angle(z, angle * (k + 1) / len(chain)), world[:, bone])
+        rots[:, bone] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(parent_new, offset_q[bone])), turned)
+        parent_new = turned
 
 
 def _checked_inputs(db, controller_pos, allowed, settings):
@@ -386,6 +453,9 @@ class _RootMotion:
     def __init__(self, db, root_positions, root_quats, settings, dt):
         self.dpos, drot = _row_deltas(db, root_positions, root_quats)
         self.dyaw = yaw_of(drot)
+        # Per row: the share of the pull allowed (less while the data plants a foot).
+        planted = db.contacts.any(axis=1) if db.contacts is not None else np.zeros(db.num_rows, dtype=bool)
+        self.share = np.where(planted, settings.planted_adjustment, 1.0)
         self.ratio, self.clamp, self.clamp_a = settings.adjustment_ratio, settings.clamp_distance, settings.clamp_angle
         self.alpha = 1.0 - np.exp(-np.log(2.0) / settings.adjustment_halflife * dt)
 
@@ -398,7 +468,7 @@ class _RootMotion:
         px += vx
         py += vy
         yaw += self.dyaw[row]
-        alpha, ratio = self.alpha, self.ratio
+        alpha, ratio = self.alpha, self.ratio * self.share[row]
         ax, ay = (sim_xy[0] - px) * alpha, (sim_xy[1] - py) * alpha
         limit = ratio * np.hypot(vx, vy)
         mag = np.hypot(ax, ay)
@@ -552,29 +622,41 @@ def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, spe
     toes_out = np.empty((S, 2, 3))
     for side, (up, low, foot, toe) in enumerate(skeleton.legs):
         toe_pos = pose[:, toe, :3, 3]
+        heel = toe_pos - pose[:, foot, :3, 3]
+        # The foot's heading on the ground (unwrapped), held by the lock with the toe.
+        heading = np.unwrap(np.arctan2(heel[:, 1], heel[:, 0]))
+        turn = np.zeros(S)
         if settings.foot_lock:
-            wanted, locked[:, side], n = fl.run_foot_lock(
-                contacts[:, side], toe_pos, None if speeds is None else speeds[:, side], dt,
-                lock_speed=settings.lock_speed,
+            held, locked[:, side], n = fl.run_foot_lock(
+                contacts[:, side], np.column_stack([toe_pos, heading]),
+                None if speeds is None else speeds[:, side], dt,
+                lock_speed=settings.lock_speed, on_contact=settings.lock_on_contact,
                 unlock_distance=settings.unlock_distance, blend_halflife=settings.lock_blend_halflife)
+            wanted = held[:, :3]
+            if settings.lock_on_contact:
+                turn = held[:, 3] - heading
         else:
             wanted, n = toe_pos.copy(), 0
         count += n
         if settings.toe_floor is not None:
             # Blends after jumps can swing a free toe through the ground: keep it above.
             wanted[:, 2] = np.maximum(wanted[:, 2], settings.toe_floor)
-        move = np.linalg.norm(wanted - toe_pos, axis=1) > 1e-7
+        move = (np.linalg.norm(wanted - toe_pos, axis=1) > 1e-7) | (np.abs(turn) > 1e-7)
         toes_out[:, side] = toe_pos
         if not move.any():
             continue
         idx = np.flatnonzero(move)
         hip_p, knee_p, ankle_p = (pose[idx, b, :3, 3] for b in (up, low, foot))
-        target = fl.ankle_target(ankle_p, toe_pos[idx], wanted[idx])
-        d_hip, d_knee = ik.two_bone_ik(hip_p, knee_p, ankle_p, target, forward[idx])
-        # New world rotations: upper and lower leg turned, the foot keeps its own.
+        # The foot turned about the vertical by the held heading's difference,
+        # pivoting on its toe: the ankle goes where the turned foot puts it.
+        spin = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), turn[idx])
+        target = _soft_reach(hip_p, knee_p, ankle_p, wanted[idx] - tf.quat_rotate(spin, heel[idx]))
+        d_hip, d_knee = ik.two_bone_ik(hip_p, knee_p, ankle_p, target, forward[idx], pole_blend=IK_POLE_BLEND)
+        # New world rotations: upper and lower leg turned, the foot keeps its own
+        # world orientation (turned by the held heading).
         up_w = tf.quat_mul(d_hip, world_q[idx, up])
         low_w = tf.quat_mul(d_knee, world_q[idx, low])
-        foot_w = world_q[idx, foot]
+        foot_w = tf.quat_mul(spin, world_q[idx, foot])
         parent_up = world_q[idx, skeleton.parents[up]]
         # basis = (parent_world * offset)^-1 * world, for rotations.
         rots[idx, up] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(parent_up, offset_q[up])), up_w)
@@ -582,6 +664,27 @@ def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, spe
         rots[idx, foot] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(low_w, offset_q[foot])), foot_w)
         toes_out[idx, side] = wanted[idx]
     return rots, locked, count, toes_out
+
+
+IK_POLE_BLEND = 0.15   # a knee off the hip-ankle line by under this share of the thigh bends toward forward
+SOFT_REACH = 0.97   # share of the leg's length beyond which a target is eased in (soft IK)
+
+
+def _soft_reach(hip, knee, ankle, target, soft=SOFT_REACH):
+    """Ankle targets (n, 3) eased toward the hip near the leg's full length: the
+    last few percent of reach are approached exponentially, so a held foot that
+    the body moves away from stretches the knee smoothly instead of snapping it
+    straight (the analytic IK's knee angle changes fastest there). Targets no
+    farther than the animated ankle are left as they are."""
+    length = np.linalg.norm(knee - hip, axis=1) + np.linalg.norm(ankle - knee, axis=1)
+    d = target - hip
+    dist = np.linalg.norm(d, axis=1)
+    # Never short of the animation's own reach (a standing leg keeps its foot down).
+    start = np.minimum(np.maximum(soft * length, np.linalg.norm(ankle - hip, axis=1)), length)
+    room = np.maximum(length - start, 1e-9)
+    over = np.maximum(dist - start, 0.0)
+    eased = np.where(over > 0.0, start + room * (1.0 - np.exp(-over / room)), dist)
+    return hip + d * (eased / np.maximum(dist, 1e-12))[:, None]
 
 
 TOE_FLOOR_BELOW_PLANTED = 0.01   # m: the toe floor lies this far under the planted toe height

@@ -69,7 +69,7 @@ def _frame(e, n):
 
 
 def two_bone_ik(hip, knee, ankle, target, pole, max_extension=0.9999,
-                straight_tolerance=1e-3):
+                straight_tolerance=1e-3, pole_blend=0.0):
     """World-space rotation deltas ``(hip_delta, knee_delta)`` as quaternions
     (..., 4) that bring the ankle to ``target``.
 
@@ -82,6 +82,11 @@ def two_bone_ik(hip, knee, ankle, target, pole, max_extension=0.9999,
       leg (almost) straight, pointing at it, and the knee never locks out.
     - The bend plane is the current one while the knee is off the hip-ankle line by
       more than ``straight_tolerance * thigh``; otherwise the pole's side is used.
+    - ``pole_blend`` > 0: while the knee is off the line by less than
+      ``pole_blend * thigh``, the bend side is blended from the knee's own toward
+      the pole's (all pole at a straight leg), so a nearly straight leg whose knee
+      wavers from side to side (or bends backwards) does not bend a held foot's
+      knee toward each waver in turn.
     - Degenerate input (zero-length bones, target on the hip, straight leg, pole
       along the leg) gives finite rotations; no NaN is produced from finite input.
     """
@@ -99,6 +104,9 @@ def two_bone_ik(hip, knee, ankle, target, pole, max_extension=0.9999,
     knee_side = thigh - _dot(thigh, u0) * u0
     bent = _norm(knee_side) > straight_tolerance * np.maximum(a, _TINY)
     w0 = np.where(bent, _unit(knee_side, u0), _perp_unit(pole, u0))
+    if pole_blend > 0:
+        share = np.clip(_norm(knee_side) / (pole_blend * np.maximum(a, _TINY)), 0.0, 1.0)
+        w0 = _unit(share * w0 + (1.0 - share) * _perp_unit(pole, u0), _perp_unit(pole, u0))
     w0 = _perp_unit(w0, u0)  # exact orthogonality, whichever branch
     n0 = np.cross(u0, w0)  # hinge axis
 

@@ -8,8 +8,10 @@ import bpy
 import numpy as np
 
 from ..core import bake as core_bake
+from ..core import bake_quality
 from ..core import humanoid
 from ..core import metrics
+from ..core import path_metrics
 from ..core import retarget_checks
 from ..core import transforms as tf
 from ..core.errors import MotionMatchingError
@@ -205,6 +207,8 @@ def run_steps(context, controller, armature, settings, tag_query="", frame_start
     locs, rots = core_bake.resample(result, times)
     sim_seconds = time.perf_counter() - t0
     report = figures(db, arrays, skeleton, result, frames, times, sfps, fps, sim_seconds, path_scale)
+    report.update(quality(db, arrays, skeleton, result, frames, times, sfps, locs, rots, allowed,
+                          facing if settings.use_facing else None, path_scale))
     report["note"] = note
     ctrl_frames = np.column_stack([np.interp(frames, sim_frames, ctrl_world[:, k]) for k in range(3)])
     return BakeOutput(result=result, frames=frames, times=times, locations=locs, rotations=rots,
@@ -245,6 +249,108 @@ def figures(db, arrays, skeleton, result, frames, times, sfps, fps, seconds, pat
             "root_yaw": core_bake.yaw_of(result.root_quat[at]),
         },
     }
+
+
+def _at_times(values, dt, times):
+    """Per-step values (S, ...) linearly interpolated at ``times`` seconds."""
+    x = np.clip(np.asarray(times) / dt, 0.0, len(values) - 1)
+    i0 = np.floor(x).astype(np.int64)
+    i1 = np.minimum(i0 + 1, len(values) - 1)
+    a = (x - i0).reshape((-1,) + (1,) * (np.ndim(values) - 1))
+    return values[i0] * (1 - a) + values[i1] * a
+
+
+def skeleton_joints(skeleton, locs, rots, fps, contacts, scale=1.0):
+    """A :class:`core.bake_quality.Joints` of pose channels (T, J, 3), (T, J, 4)
+    in armature space (times ``scale``)."""
+    pose = core_bake.forward_kinematics(skeleton, locs, rots)
+    heads = pose[:, :, :3, 3] * scale
+    legs = skeleton.legs
+
+    def pair(k):
+        return heads[:, [legs[0][k], legs[1][k]]]
+
+    arms = _upper_arms(skeleton)
+    return bake_quality.Joints(fps=float(fps), hips=heads[:, skeleton.hips], hip_joints=pair(0), ankles=pair(2),
+                               toes=pair(3), contacts=np.asarray(contacts, dtype=bool),
+                               shoulders=heads[:, arms] if arms else None)
+
+
+def _upper_arms(skeleton):
+    """[left, right] upper-arm bone indices of the skeleton by the humanoid
+    mapping, or None when it has none."""
+    J = len(skeleton.names)
+    rest = core_bake.forward_kinematics(skeleton, np.zeros((1, J, 3)), np.tile([1.0, 0.0, 0.0, 0.0], (1, J, 1)))
+    try:
+        mapping = humanoid.auto_map(list(skeleton.names), np.asarray(skeleton.parents), rest[0, :, :3, 3])
+    except MotionMatchingError:
+        return None
+    arms = [mapping.get(j) for j in ("LeftUpperArm", "RightUpperArm")]
+    if not all(arms):
+        return None
+    return [list(skeleton.names).index(a) for a in arms]
+
+
+def raw_take_joints(db, arrays, skeleton, fps):
+    """Every clip of the database played ``fps`` times a second (its rows
+    blended on fractional frames), as :class:`core.bake_quality.Joints`; and the
+    take's planted ankle height. Cached per database and rate."""
+    def make():
+        locs_all, rots_all = np.asarray(arrays["pose_locations"]), np.asarray(arrays["pose_rotations"])
+        contacts = db.contacts if db.contacts is not None else np.zeros((db.num_rows, 2), dtype=bool)
+        full = skeleton_joints(skeleton, locs_all.astype(np.float64), rots_all.astype(np.float64),
+                               float(db.clip_fps[0]), contacts)
+        floor = path_metrics.planted_height(full.ankles, full.toes, float(db.clip_fps[0]))
+        clips = []
+        for c in range(len(db.clip_names)):
+            rows = db.clip_rows(c)
+            rows = np.arange(rows.start, rows.stop) if isinstance(rows, slice) else np.asarray(rows)
+            if len(rows) < 2:
+                continue
+            step = float(db.clip_fps[c]) / fps
+            x = np.arange(int(np.floor((len(rows) - 1) / step + 1e-9)) + 1) * step
+            i0 = np.floor(x).astype(np.int64)
+            i1 = np.minimum(i0 + 1, len(rows) - 1)
+            a = (x - i0)[:, None, None]
+            locs = locs_all[rows[i0]] * (1 - a) + locs_all[rows[i1]] * a
+            q0, q1 = rots_all[rows[i0]].astype(np.float64), rots_all[rows[i1]].astype(np.float64)
+            q1 = np.where(np.sum(q0 * q1, axis=-1, keepdims=True) < 0, -q1, q1)
+            rots = q0 * (1 - a) + q1 * a
+            rots /= np.linalg.norm(rots, axis=-1, keepdims=True)
+            near = rows[np.clip(np.rint(x).astype(np.int64), 0, len(rows) - 1)]
+            clips.append(skeleton_joints(skeleton, locs, rots, fps, contacts[near]))
+        return clips, floor
+
+    return database_store.derived(db, "raw_take_joints_%g" % fps, make)
+
+
+def quality(db, arrays, skeleton, result, frames, times, sfps, locs, rots, allowed, facing, path_scale=1.0):
+    """The report's measured figures and ``warnings`` (core.bake_quality), from the
+    baked joints on the scene's frames against the raw take at the same rate."""
+    if len(skeleton.legs) < 2:
+        return {"warnings": []}
+    at = core_bake.step_index(result, times)
+    bake = skeleton_joints(skeleton, locs, rots, sfps, result.contacts[at], path_scale)
+    raw, floor = raw_take_joints(db, arrays, skeleton, sfps)
+    floor *= path_scale
+    if path_scale != 1.0:
+        raw = [dataclasses.replace(j, hips=j.hips * path_scale, hip_joints=j.hip_joints * path_scale,
+                                   ankles=j.ankles * path_scale, toes=j.toes * path_scale) for j in raw]
+    path = _at_times(result.controller, result.dt, times) * path_scale
+    asked = None
+    if facing is not None:
+        asked = _at_times(np.asarray(facing, dtype=np.float64), result.dt, times)
+        asked /= np.maximum(np.linalg.norm(asked, axis=1, keepdims=True), 1e-12)
+    out = bake_quality.figures(bake, raw, floor, path=path, asked_facing=asked)
+    coverage = database_store.derived(db, "coverage_%d" % hash(np.asarray(allowed).tobytes()), lambda: (
+        bake_quality.database_coverage(np.asarray(arrays["root_positions"]) * path_scale,
+                                       core_bake.yaw_of(np.asarray(arrays["root_quats"])), db.clip_index,
+                                       float(db.clip_fps[0]), allowed)))
+    sim = _at_times(result.sim_pos, result.dt, times) * path_scale
+    out["warnings"] = bake_quality.warnings(bake, frames, floor, _any_between(result.searched, at),
+                                            _any_between(result.jumped, at), path=sim, asked_facing=asked,
+                                            coverage=coverage)
+    return out
 
 
 def _any_between(flags, at):
@@ -310,6 +416,24 @@ def report_text(report):
         ("ankle sliding cm/foot/moving s", "%.2f (raw take %.2f)" % (report["ankle_sliding_cm_per_foot_per_moving_s"],
                                                                     report["raw_ankle_sliding_cm_per_foot_per_moving_s"])),
         ("tracking error (m)", "mean %.3f, max %.3f" % (report["tracking_error_mean_m"], report["tracking_error_max_m"])),
+    ]
+    if "contact_sliding_ratio" in report:
+        asked = report.get("facing_error_asked_mean_deg")
+        rows += [
+            ("planted sliding cm/foot/moving s", "%.2f (raw take %.2f, %.2fx)" % (
+                report["contact_sliding_cm_per_foot_per_moving_s"], report["raw_contact_sliding_cm_per_foot_per_moving_s"],
+                report["contact_sliding_ratio"])),
+            ("seed ankle figure m/14.5 s", "%.2f" % report["seed_ankle_sliding_m_per_14_5_s"]),
+            ("facing off travel / asked (deg)", "%.1f / %s" % (report["facing_error_travel_mean_deg"],
+                                                               "-" if asked is None else "%.1f" % asked)),
+        ]
+        upper = report.get("upper_body_facing_error_asked_mean_deg")
+        if upper is not None:
+            rows.append(("upper body off asked facing (deg)", "%.1f" % upper))
+        rows += [
+            ("hips to path (m)", "mean %.3f, max %.3f" % (report["hips_tracking_mean_m"], report["hips_tracking_max_m"])),
+        ]
+    rows += [
         ("match cost", "mean %.3f, max %.3f" % (report["match_cost_mean"], report["match_cost_max"])),
         ("worst moments", ", ".join("frame %d (%.2f)" % (w["frame"], w["cost"]) for w in report["worst_moments"]) or "-"),
         ("bake", "%.2f s, %.1fx real time" % (report["bake_seconds"], report["real_time_factor"])),
@@ -319,8 +443,7 @@ def report_text(report):
     if "size_ratio" in report:
         lines.append("%-*s  %.3f (onto %s)" % (width, "size ratio", report["size_ratio"],
                                                report.get("retargeted_onto", "another rig")))
-    for w in report.get("warnings", []):
-        lines.append("Warning: %s." % w)
+    lines += ["Warning: %s" % w for w in report.get("warnings", [])]
     if report.get("note"):
         lines.append(report["note"])
     return "\n".join(lines)
@@ -433,6 +556,7 @@ def write_retargeted(context, target, output, setup, name="MM_Bake"):
     report["size_ratio"] = float(setup.plan.scale)
     warnings += retarget_checks.result_warnings(target.name, setup.plan.target_height, world,
                                                 output.controller_world)
+    warnings = ["Retargeted onto %s: %s." % (target.name, w) for w in warnings]
     report["warnings"] = list(report.get("warnings", [])) + warnings
     action, _switched = retarget_bridge.write_action(target, setup, result, frames, name)
     _key_figures(action, target, frames, report)

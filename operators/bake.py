@@ -72,9 +72,7 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         if self._note and not report["note"]:
             report["note"] = self._note
         if setup is not None:
-            _action, warnings = bake_bridge.write_retargeted(context, target, output, setup)
-            for w in warnings:
-                self.report({"WARNING"}, "Retargeted onto %s: %s." % (target.name, w))
+            bake_bridge.write_retargeted(context, target, output, setup)   # its warnings join the report's
         else:
             bake_bridge.write(target, output)
         scene = context.scene
@@ -92,6 +90,8 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
                     "%.1fx real time.%s" % (report["frames"], report["searches"], report["jumps"],
                                             report["foot_locks"], 100 * report["tracking_error_max_m"],
                                             report["real_time_factor"], (" " + report["note"]) if report["note"] else ""))
+        for w in report.get("warnings", []):
+            self.report({"WARNING"}, w)
         return {"FINISHED"}
 
     def execute(self, context):

@@ -86,15 +86,26 @@ class MOTION_MATCHING_PT_report(SidebarPanel, bpy.types.Panel):
         col = layout.column(align=True)
         col.label(text="%d frames, %d searches, %d jumps" % (r["frames"], r["searches"], r["jumps"]))
         col.label(text="Foot locks: %d" % r["foot_locks"])
-        col.label(text="Sliding: %.1f cm/foot/s (take %.1f)" % (
-            r["foot_sliding_cm_per_foot_per_moving_s"], r["raw_foot_sliding_cm_per_foot_per_moving_s"]))
-        col.label(text="Tracking: mean %.1f cm, max %.1f cm" % (
-            100 * r["tracking_error_mean_m"], 100 * r["tracking_error_max_m"]))
+        if "contact_sliding_ratio" in r:
+            col.label(text="Planted sliding: %.1f cm/foot/s (take %.1f, %.2fx)" % (
+                r["contact_sliding_cm_per_foot_per_moving_s"], r["raw_contact_sliding_cm_per_foot_per_moving_s"],
+                r["contact_sliding_ratio"]))
+            col.label(text="Facing off travel: %.1f deg" % r["facing_error_travel_mean_deg"])
+            col.label(text="Hips to path: mean %.1f cm, max %.1f cm" % (
+                100 * r["hips_tracking_mean_m"], 100 * r["hips_tracking_max_m"]))
+        else:
+            col.label(text="Sliding: %.1f cm/foot/s (take %.1f)" % (
+                r["foot_sliding_cm_per_foot_per_moving_s"], r["raw_foot_sliding_cm_per_foot_per_moving_s"]))
+            col.label(text="Tracking: mean %.1f cm, max %.1f cm" % (
+                100 * r["tracking_error_mean_m"], 100 * r["tracking_error_max_m"]))
         col.label(text="Match cost: mean %.2f, max %.2f" % (r["match_cost_mean"], r["match_cost_max"]))
         for w in r.get("worst_moments", []):
             row = col.row()
             row.label(text="Frame %d: cost %.2f" % (w["frame"], w["cost"]), icon="ERROR")
         col.label(text="Baked in %.2f s (%.0fx real time)" % (r["bake_seconds"], r["real_time_factor"]))
+        for w in r.get("warnings", []):
+            # The whole sentence is in the text block and report.json; the panel shows what fits.
+            layout.label(text=w, icon="ERROR")
 
 
 classes = (MOTION_MATCHING_PT_bake, MOTION_MATCHING_PT_bake_settings, MOTION_MATCHING_PT_preview, MOTION_MATCHING_PT_export,

@@ -161,6 +161,14 @@ def bake_knobs():
     return _core("bake").knobs()
 
 
+def scenario_has_facing(scenario):
+    """Does the scenario (a built-in name or a file) ask for a facing of its own?"""
+    sc = _core("scenario")
+    if os.path.isfile(scenario):
+        return bool(sc.load_scenario(scenario).has_facing)
+    return bool(sc.builtin(scenario).has_facing) if scenario in sc.BUILTINS else False
+
+
 def _check_bake_knobs(args):
     """Each bake option given: a finite number within the setting's bounds."""
     for k in bake_knobs():
@@ -312,6 +320,9 @@ def run(args):
         raise Failure("Cannot make the folder %s (%s)." % (args.out, ex.strerror or ex)) from None
     report_path = os.path.join(os.path.abspath(args.out), "report.json")
     set_bake_settings(scene.motion_matching.bake_settings, args)
+    if args.use_facing is None and scenario_has_facing(scenario):
+        # A scenario that asks for a facing is baked facing it (--no-use-facing: where it goes).
+        scene.motion_matching.bake_settings.use_facing = True
     call(ops.bake, report_path=report_path)
     call(bpy.ops.wm.save_as_mainfile, filepath=os.path.join(os.path.abspath(args.out), "baked.blend"))
     with open(report_path) as fh:

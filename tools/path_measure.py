@@ -39,6 +39,7 @@ class Motion:
     rotations: np.ndarray     # (T, J, 4) local pose rotations (w, x, y, z)
     names: list               # (J,) bone names of ``rotations``
     contacts: np.ndarray = None   # (T, 2) bool: the played data's contact flags, when known
+    shoulders: np.ndarray = None  # (T, 2, 3) left, right upper-arm heads, when the rig maps them
 
 
 def measured_bones(obj):
@@ -72,9 +73,13 @@ def read_motion(obj, action, frames, fps, contacts=None):
     def pair(left, right):
         return heads[:, [at[b[left]], at[b[right]]]]
 
+    mapping = humanoid.auto_map(names, parents, rest[:, :3, 3])
+    arms = [mapping.get(j) for j in ("LeftUpperArm", "RightUpperArm")]
+    shoulders = heads[:, [at[arms[0]], at[arms[1]]]] if all(arms) else None
     return Motion(fps=float(fps), frames=frames, hips=heads[:, at[b["Hips"]]],
                   hip_joints=pair("LeftUpperLeg", "RightUpperLeg"), ankles=pair("LeftFoot", "RightFoot"),
-                  toes=pair("LeftToes", "RightToes"), rotations=quat, names=list(names), contacts=contacts)
+                  toes=pair("LeftToes", "RightToes"), rotations=quat, names=list(names), contacts=contacts,
+                  shoulders=shoulders)
 
 
 def baked_contacts(obj, action, frames):
@@ -144,6 +149,10 @@ def measure(bake, raw, floor, path=None, asked_facing=None):
     out["raw_facing_travel"] = pm.travel_facing_error(pm.body_facing(raw.hip_joints[:, 0], raw.hip_joints[:, 1]),
                                                       raw.hips, raw.fps)
     out["facing_asked"] = pm.asked_facing_error(facing, asked_facing) if asked_facing is not None else None
+    out["upper_facing_asked"] = None
+    if asked_facing is not None and bake.shoulders is not None:
+        upper = pm.body_facing(bake.shoulders[:, 0], bake.shoulders[:, 1])
+        out["upper_facing_asked"] = pm.asked_facing_error(upper, asked_facing)
     out["tracking"] = pm.tracking(bake.hips, path) if path is not None else None
     glides = pm.frozen_glides(pm.planted(bake.ankles, fps, floor), bake.hips, fps)
     out["glides"] = [(int(bake.frames[a]), int(bake.frames[b])) for a, b in glides]

@@ -36,3 +36,15 @@ def test_cli_fails_in_one_line(tmp_path):
     proc = _run("--bvh", SAMPLE_TAKE, "--scenario", str(bad), "--out", str(tmp_path / "o"))
     assert proc.returncode == 1
     assert [l for l in proc.stderr.splitlines() if l.startswith("mm_cli:")], proc.stderr[-500:]
+
+
+def test_cli_honours_a_scenario_files_facing(tmp_path):
+    strafe = os.path.join(SAMPLES, "paths", "strafe.json")
+    out = tmp_path / "strafe"
+    proc = _run("--bvh", SAMPLE_TAKE, "--scenario", strafe, "--fps", "24", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads((out / "report.json").read_text())
+    # Baked facing the file's facing (the report measures against it only then): the
+    # upper body holds it while the strafe warp turns the legs toward travel.
+    assert report["facing_error_asked_mean_deg"] is not None
+    assert report["upper_body_facing_error_asked_mean_deg"] < 20.0

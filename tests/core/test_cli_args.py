@@ -89,3 +89,9 @@ def test_main_reports_one_line_and_status_1(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err == "mm_cli: --fps must be a frame rate from 1 to 1000, not nan.\n"
     assert ("bpy" in sys.modules) == loaded
+
+
+def test_scenario_facing_is_read_from_the_file(tmp_path):
+    assert mm_cli.scenario_has_facing(os.path.join(SAMPLES, "paths", "strafe.json"))
+    assert not mm_cli.scenario_has_facing(os.path.join(SAMPLES, "paths", "zigzag.json"))
+    assert not mm_cli.scenario_has_facing("showcase")
