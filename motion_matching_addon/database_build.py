@@ -407,6 +407,7 @@ def build_and_store(context):
         check_arrays(arrays)
         if settings.tag_query.strip():
             database_search.allowed_rows(db, arrays, settings.tag_query)
+        del db, arrays   # only the bytes are kept: free the arrays before Blender copies them
     finally:
         wm.progress_end()
     database_store.store(context.scene, data)

@@ -89,5 +89,9 @@ def test_same_inputs_same_keys(take_on_path, bake):
     b, _ = _motion(obj, contacts=False)
     assert np.array_equal(a.rotations, b.rotations) and np.array_equal(a.hips, b.hips)
     assert np.array_equal(a.ankles, b.ankles)
-    for key in ("contact_sliding_cm_per_foot_per_moving_s", "foot_locks", "jumps", "warnings"):
+    for key in ("foot_locks", "jumps", "warnings"):
         assert first[key] == second[key]
+    # The keys are equal to the bit; a figure summed from them may differ in its last
+    # bits (numpy's vectorised sums depend on how the arrays lie in memory).
+    key = "contact_sliding_cm_per_foot_per_moving_s"
+    assert first[key] == pytest.approx(second[key], rel=1e-12, abs=1e-12)
