@@ -7,29 +7,9 @@ import pytest
 
 from sample_paths import SAMPLE_TAKE
 import bl_helpers as H
+from bvh_fuzz import TEXT
 
-GOOD = """HIERARCHY
-ROOT Hips
-{
-  OFFSET 0 0 0
-  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
-  JOINT Leg
-  {
-    OFFSET 0 -40 0
-    CHANNELS 3 Zrotation Xrotation Yrotation
-    End Site
-    {
-      OFFSET 0 -40 0
-    }
-  }
-}
-MOTION
-Frames: 3
-Frame Time: 0.0333333
-0 90 0 0 0 0 10 0 0
-0 91 0 1 0 0 11 0 0
-0 92 0 2 0 0 12 0 0
-"""
+GOOD = TEXT   # a small valid take (tests/bvh_fuzz.py)
 
 
 def _variant(old, new, count=1):

@@ -4,31 +4,9 @@ Motion, chunked reading, and a deterministic fuzz of the parser."""
 import numpy as np
 import pytest
 
-from bvh_fuzz import TEXT_B, mutate
+from bvh_fuzz import TEXT, TEXT_B, mutate
 from core import bvh
 
-TEXT = """HIERARCHY
-ROOT Hips
-{
-  OFFSET 0 0 0
-  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
-  JOINT Leg
-  {
-    OFFSET 0 -40 0
-    CHANNELS 3 Zrotation Xrotation Yrotation
-    End Site
-    {
-      OFFSET 0 -40 0
-    }
-  }
-}
-MOTION
-Frames: 3
-Frame Time: 0.0333333
-0 90 0 0 0 0 10 0 0
-0 91 0 1 0 0 11 0 0
-0 92 0 2 0 0 12 0 0
-"""
 # Lines: OFFSET of Hips 4, OFFSET of Leg 8, End Site OFFSET 12, Frame Time 18, frames 19-21.
 
 

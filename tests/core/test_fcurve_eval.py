@@ -1,11 +1,11 @@
 """core.fcurve_eval without Blender: segments, snapping, extrapolation, the handle
 correction and the cubic solve, checked against plain float64 maths."""
 
-import sys
 
 import numpy as np
 import pytest
 
+from python_calls import python_calls
 from core.errors import MotionMatchingError
 from core.fcurve_eval import (BACK, BEZIER, BOUNCE, CONSTANT, EASE_IN, EASE_IN_OUT, EASE_OUT,
                               ELASTIC, LINEAR, QUAD, SINE, UnsupportedCurve, check_curve,
@@ -290,22 +290,6 @@ def _sparse_curves(count, keys, seed=0):
     return curves
 
 
-def _python_calls(fn):
-    """How many Python functions ``fn`` calls (numpy's compiled work is not counted)."""
-    count = [0]
-
-    def profile(_frame, event, _arg):
-        if event == "call":
-            count[0] += 1
-
-    sys.setprofile(profile)
-    try:
-        fn()
-    finally:
-        sys.setprofile(None)
-    return count[0]
-
-
 def test_work_in_python_does_not_grow_with_keys_or_frames():
     """Evaluation is vectorised: the Python-level calls depend on the number of
     curves (and of passes of about 65,000 values), not on keys or frames. A loop
@@ -313,14 +297,14 @@ def test_work_in_python_does_not_grow_with_keys_or_frames():
     bench/bench_database.py.)"""
     frames = np.arange(5000.0)
     few, many = _sparse_curves(100, 70), _sparse_curves(100, 7000)
-    calls_few = _python_calls(lambda: evaluate_curves(few, frames, "LINEAR"))
-    calls_many = _python_calls(lambda: evaluate_curves(many, frames, "LINEAR"))
+    calls_few = python_calls(lambda: evaluate_curves(few, frames, "LINEAR"))
+    calls_many = python_calls(lambda: evaluate_curves(many, frames, "LINEAR"))
     assert calls_many <= calls_few * 1.1
     assert calls_few < 60 * len(few)
     one = _sparse_curves(1, 700)
     last = one[0]["co"][-1, 0]
-    calls_short = _python_calls(lambda: evaluate_curves(one, np.linspace(-10.0, last + 10.0, 500), "LINEAR"))
-    calls_long = _python_calls(lambda: evaluate_curves(one, np.linspace(-10.0, last + 10.0, 500000), "LINEAR"))
+    calls_short = python_calls(lambda: evaluate_curves(one, np.linspace(-10.0, last + 10.0, 500), "LINEAR"))
+    calls_long = python_calls(lambda: evaluate_curves(one, np.linspace(-10.0, last + 10.0, 500000), "LINEAR"))
     # 1000x the frames: the same passes, plus a few rare branches of the cubic
     # solve that only some of the many more frames reach (a bounded number).
     assert calls_long <= calls_short + 60

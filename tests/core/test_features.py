@@ -2,11 +2,11 @@
 
 import io
 import math
-import sys
 
 import numpy as np
 import pytest
 
+from python_calls import python_calls
 from core.contacts import central_velocity, foot_contacts, majority_filter
 from core.database_check import database_from_arrays
 from core.errors import MotionMatchingError
@@ -529,22 +529,6 @@ def _random_take(frames, joints, fps=60.0):
     return Clip("take", fps, names, pos, root, yaw_quats(yaw))
 
 
-def _python_calls(fn):
-    """How many Python functions ``fn`` calls (numpy's compiled work is not counted)."""
-    count = [0]
-
-    def profile(_frame, event, _arg):
-        if event == "call":
-            count[0] += 1
-
-    sys.setprofile(profile)
-    try:
-        fn()
-    finally:
-        sys.setprofile(None)
-    return count[0]
-
-
 def test_build_database_work_in_python_does_not_grow_with_frames_or_joints():
     """The build is vectorised: a take-sized clip (5562 frames, 23 joints), ten
     times the frames and ten times the joints make the same Python-level calls;
@@ -554,7 +538,7 @@ def test_build_database_work_in_python_does_not_grow_with_frames_or_joints():
 
     def calls(frames, joints):
         clip = _random_take(frames, joints)
-        return _python_calls(lambda: build_database(spec, [clip], contact_joints=("J4", "J8")))
+        return python_calls(lambda: build_database(spec, [clip], contact_joints=("J4", "J8")))
 
     base = calls(5562, 23)
     assert calls(55620, 23) <= base + 10
