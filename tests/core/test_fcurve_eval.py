@@ -1,7 +1,6 @@
 """core.fcurve_eval without Blender: segments, snapping, extrapolation, the handle
 correction and the cubic solve, checked against plain float64 maths."""
 
-
 import numpy as np
 import pytest
 
