@@ -136,7 +136,7 @@ def validate(args):
                           % (args.scenario, ", ".join(names)))
     if args.tag_query.strip():
         try:
-            _core("tags").parse_query(args.tag_query)
+            _core("tag_query").parse_query(args.tag_query)
         except _core("errors").MotionMatchingError as ex:
             raise Failure("--tag-query: %s" % str(ex).rstrip(".") + ".") from None
     _check_bake_knobs(args)
