@@ -1,6 +1,6 @@
 """Bake speed: 60 s of path at 60 fps (3,600 frames), foot lock on.
 
-Run: .venv-5.0/bin/python bench/bench_bake.py [--repeat 3]
+Run: .venv-5.0/bin/python -m bench.bench_bake [--repeat 3]
 The path is the built-in 'circle' scenario repeated to 60 s (walk), then the
 'showcase' (run, stop, walk back) for comparison. Prints medians and the
 real-time factor (seconds of animation per second of baking).
@@ -14,7 +14,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # bench only: find tools/
+if not __package__:
+    sys.exit("Run from the repository root as: python -m bench.bench_bake")
 
 from tools import addon_session  # noqa: E402
 

@@ -1,6 +1,6 @@
 """Database build time, and search speed on the real sample database.
 
-Run: .venv-5.0/bin/python bench/bench_database.py
+Run: .venv-5.0/bin/python -m bench.bench_database
 
 First times the Blender-free parts (F-Curve evaluation, core build_database).
 Builds the database of the sample take (5562 frames) with the operator, then of
@@ -17,11 +17,11 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # bench only: find tools/
+if not __package__:
+    sys.exit("Run from the repository root as: python -m bench.bench_database")
 
 from tools import addon_session  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 SAMPLE = os.path.join(addon_session.REPO, "samples", "jl_mm_run.bvh")
 
 
@@ -100,8 +100,7 @@ def main():
         print("%-34s %8.3f s   (median of %d, no Blender)" % (label, seconds, args.repeat))
     addon_session.start()
     import bpy
-    sys.path.insert(0, HERE)
-    from bench_import import tiled
+    from bench.bench_import import tiled
 
     small, small_summary = build_times(SAMPLE, args.repeat)
     with tempfile.TemporaryDirectory() as tmp:
@@ -119,8 +118,9 @@ def main():
         addon_session.finish()   # disable, remove the throw-away user folder
         if not args.skip_search:
             sys.stdout.flush()
-            code = subprocess.call([sys.executable, os.path.join(HERE, "bench_search.py"), "--npz", npz,
-                                    "--brute-queries-1m", str(args.brute_queries_1m)])
+            code = subprocess.call([sys.executable, "-m", "bench.bench_search", "--npz", npz,
+                                    "--brute-queries-1m", str(args.brute_queries_1m)],
+                                   cwd=addon_session.REPO)
             sys.exit(code)
 
 

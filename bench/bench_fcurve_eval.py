@@ -1,6 +1,6 @@
 """Bulk F-Curve evaluation speed (core/fcurve_eval.py), no Blender needed.
 
-Run: python bench/bench_fcurve_eval.py [--repeat 7]
+Run: python -m bench.bench_fcurve_eval [--repeat 7]
 
 100 sparse Bezier curves of 700 keys each (90% Bezier, 10% linear segments,
 uneven handles, as a hand-keyed or decimated take has) evaluated on 5,000
@@ -9,14 +9,14 @@ and frame.
 """
 
 import argparse
-import os
 import statistics
 import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if not __package__:
+    sys.exit("Run from the repository root as: python -m bench.bench_fcurve_eval")
 
 from core.fcurve_eval import BEZIER, LINEAR, evaluate_curves  # noqa: E402
 

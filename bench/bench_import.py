@@ -1,6 +1,6 @@
 """Import speed: ours against Blender's own BVH importer, same process, same file.
 
-Run: .venv-5.0/bin/python bench/bench_import.py [--repeat 5]
+Run: .venv-5.0/bin/python -m bench.bench_import [--repeat 5]
 Prints medians (seconds), the ratio, and ours on the take tiled 2x, 5x and 10x
 with the time per frame, to show how the time grows with the number of frames.
 """
@@ -12,7 +12,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # bench only: find tools/
+if not __package__:
+    sys.exit("Run from the repository root as: python -m bench.bench_import")
 
 from tools import addon_session  # noqa: E402
 

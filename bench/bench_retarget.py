@@ -1,6 +1,6 @@
 """Retarget speed: the whole sample take (5562 frames) onto Rigify's human meta-rig.
 
-Run: .venv-4.5/bin/python bench/bench_retarget.py [--repeat 5]
+Run: .venv-4.5/bin/python -m bench.bench_retarget [--repeat 5]
 Prints the median of ``--repeat`` runs of the operator (read the take, solve,
 write the new action) and of the array-level core.retarget.retarget_frames
 alone (what the bake calls per frame batch).
@@ -12,7 +12,8 @@ import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # bench only: find tools/
+if not __package__:
+    sys.exit("Run from the repository root as: python -m bench.bench_retarget")
 
 from tools import addon_session  # noqa: E402
 

@@ -1,7 +1,7 @@
 """Retarget and bake onto Mixamo-style characters in the setups real files come
 in (issue 9), measured in world space.
 
-Run: .venv-4.5/bin/python bench/bench_rigs.py [--setup NAME ...] [--json FILE]
+Run: .venv-4.5/bin/python -m bench.bench_rigs [--setup NAME ...] [--json FILE]
 
 For each setup of tools/rigs.py (the character as built: bones Y-up in
 centimetres, object turned +90 degrees about X and scaled 0.01; the same with
@@ -26,7 +26,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # bench only: find tools/
+if not __package__:
+    sys.exit("Run from the repository root as: python -m bench.bench_rigs")
 
 from tools import addon_session  # noqa: E402
 

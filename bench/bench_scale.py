@@ -1,6 +1,6 @@
 """Scale: many joints, many frames; time and peak memory of import and build.
 
-Run: .venv-4.5/bin/python bench/bench_scale.py [--joints 10000] [--frames 200000]
+Run: .venv-4.5/bin/python -m bench.bench_scale [--joints 10000] [--frames 200000]
 
 1. Joints: made-up skeletons of 1,000 to ``--joints`` joints (a bushy tree, 30
    frames), imported with ``motion_matching.import_bvh``: seconds in total and
@@ -23,9 +23,8 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))  # bench only: find tools/
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))  # the synthetic BVH writer
+if not __package__:
+    sys.exit("Run from the repository root as: python -m bench.bench_scale")
 
 from tools import addon_session  # noqa: E402
 
@@ -102,7 +101,7 @@ def joint_steps(path):
 
 def bench_joints(max_joints, frames):
     import bpy
-    from bvh_writer import synthetic_bvh
+    from tests.bvh_writer import synthetic_bvh
 
     sizes = sorted({n for n in (1000, 2000, 5000, max_joints) if n <= max_joints})
     print("\n1. Joints (made-up skeleton, %d frames): motion_matching.import_bvh" % frames)

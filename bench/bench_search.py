@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    python bench/bench_search.py [--npz FILE] [--queries 1000] [--brute-queries-1m 200]
+    python -m bench.bench_search [--npz FILE] [--queries 1000] [--brute-queries-1m 200]
 
 The base database is the ``features`` array of ``--npz`` if given, else synthetic smooth
 random-walk trajectories of 5,562 rows x 27 columns (consecutive rows are consecutive
@@ -21,7 +21,8 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if not __package__:
+    sys.exit("Run from the repository root as: python -m bench.bench_search")
 
 from core import search  # noqa: E402
 

@@ -7,7 +7,7 @@ range by hand; :func:`tags_summary` totals seconds per tag name.
 How the ranges are found
 ------------------------
 Pace. The root's ground speed (central differences, as
-:func:`core.tags.root_speed_and_turn`) is smoothed with a centred moving average
+:func:`core.coverage.root_speed_and_turn`) is smoothed with a centred moving average
 of about ``smooth_speed_s`` seconds, then each frame is classed idle, walk, run or
 nothing. A class is entered when the speed is inside its band (idle under
 ``idle_max_speed``, walk from ``walk_min_speed`` up to but excluding
@@ -44,8 +44,8 @@ import math
 
 import numpy as np
 
-from .tags import Tag, TagError, check_tag_name, range_mask, root_speed_and_turn, \
-    validate_tags
+from .coverage import root_speed_and_turn
+from .tags import Tag, TagError, check_tag_name, range_mask, validate_tags
 
 __all__ = [
     "AutoTagError",

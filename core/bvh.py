@@ -245,56 +245,11 @@ def _parse_hierarchy(toks):
                 raise BvhError("Line %d of %s: MOTION must stand alone on its line." % (line, toks.source))
             break
         if word in ("ROOT", "JOINT"):
-            if word == "ROOT" and stack:
-                raise BvhError("Line %d of %s: ROOT inside another joint." % (line, toks.source))
-            if word == "JOINT" and not stack:
-                raise BvhError("Line %d of %s: JOINT outside of any ROOT." % (line, toks.source))
-            if word == "JOINT" and stack[-1] is None:
-                raise BvhError("Line %d of %s: JOINT inside an End Site." % (line, toks.source))
-            parts = []
-            while True:
-                t, l2 = toks.next("'{' after the joint name")
-                if t == "{":
-                    break
-                if l2 != line:
-                    raise BvhError("Line %d of %s: expected '{' after joint %s."
-                                   % (l2, toks.source, _clip(" ".join(parts)) or "?"))
-                parts.append(t)
-            if not parts:
-                raise BvhError("Line %d of %s: %s without a name." % (line, toks.source, tok))
-            name = "_".join(parts)
-            if name in seen:  # keep names unique, as Blender's importer does
-                k = 1
-                while "%s.%03d" % (name, k) in seen:
-                    k += 1
-                name = "%s.%03d" % (name, k)
-            seen.add(name)
+            _check_joint_place(toks, word, line, stack)
+            name = _joint_name(toks, tok, line, seen)
             offset_lines.append(toks.expect("OFFSET"))
             off = [toks.number("OFFSET x"), toks.number("OFFSET y"), toks.number("OFFSET z")]
-            chans = ()
-            t, l2 = toks.peek()
-            if t is not None and t.upper() == "CHANNELS":
-                toks.next("CHANNELS")
-                count_tok, l3 = toks.next("the channel count")
-                try:
-                    count = int(count_tok)
-                except ValueError:
-                    raise BvhError("Line %d of %s: the channel count '%s' is not a whole number."
-                                   % (l3, toks.source, _clip(count_tok))) from None
-                if count < 0 or count > 6:
-                    raise BvhError("Line %d of %s: a joint has %d channels; BVH allows 0 to 6." % (l3, toks.source, count))
-                got = []
-                for _ in range(count):
-                    c, l4 = toks.next("a channel name")
-                    canon = _CHANNELS.get(c.lower())
-                    if canon is None:
-                        raise BvhError("Line %d of %s: unknown channel name '%s' (joint %s)."
-                                       % (l4, toks.source, _clip(c), _clip(name)))
-                    if canon in got:
-                        raise BvhError("Line %d of %s: channel %s listed twice for joint %s."
-                                       % (l4, toks.source, canon, _clip(name)))
-                    got.append(canon)
-                chans = tuple(got)
+            chans = _joint_channels(toks, name)
             names.append(name)
             parents.append(stack[-1] if stack else -1)
             offsets.append(off)
@@ -303,18 +258,7 @@ def _parse_hierarchy(toks):
             end_site_lines.append(None)
             stack.append(len(names) - 1)
         elif word == "END":
-            t, l2 = toks.next("'Site'")
-            if t.upper() != "SITE":
-                raise BvhError("Line %d of %s: expected 'End Site', found 'End %s'." % (l2, toks.source, _clip(t)))
-            if not stack or stack[-1] is None:
-                raise BvhError("Line %d of %s: End Site outside of a joint." % (line, toks.source))
-            t, l2 = toks.next("'{'")
-            while t != "{":  # an optional name after End Site
-                if l2 != line:
-                    raise BvhError("Line %d of %s: expected '{' after End Site." % (l2, toks.source))
-                t, l2 = toks.next("'{'")
-            site_line = toks.expect("OFFSET")
-            off = [toks.number("End Site x"), toks.number("End Site y"), toks.number("End Site z")]
+            site_line, off = _end_site(toks, line, stack)
             owner = stack[-1]
             if end_sites[owner] is None:
                 end_sites[owner] = np.array(off)
@@ -332,6 +276,87 @@ def _parse_hierarchy(toks):
         raise BvhError("%s has no ROOT joint." % toks.source)
     return (names, np.array(parents, dtype=np.int64), np.array(offsets, dtype=np.float64), channels, end_sites,
             offset_lines, end_site_lines)
+
+
+def _check_joint_place(toks, word, line, stack):
+    """ROOT only at the top, JOINT only inside a joint (not an End Site)."""
+    if word == "ROOT" and stack:
+        raise BvhError("Line %d of %s: ROOT inside another joint." % (line, toks.source))
+    if word == "JOINT" and not stack:
+        raise BvhError("Line %d of %s: JOINT outside of any ROOT." % (line, toks.source))
+    if word == "JOINT" and stack[-1] is None:
+        raise BvhError("Line %d of %s: JOINT inside an End Site." % (line, toks.source))
+
+
+def _joint_name(toks, keyword, line, seen):
+    """The joint's name: the words after ROOT/JOINT on its line, joined by '_',
+    up to and including the '{'; made unique against ``seen`` (and added to it)."""
+    parts = []
+    while True:
+        t, l2 = toks.next("'{' after the joint name")
+        if t == "{":
+            break
+        if l2 != line:
+            raise BvhError("Line %d of %s: expected '{' after joint %s."
+                           % (l2, toks.source, _clip(" ".join(parts)) or "?"))
+        parts.append(t)
+    if not parts:
+        raise BvhError("Line %d of %s: %s without a name." % (line, toks.source, keyword))
+    name = "_".join(parts)
+    if name in seen:  # keep names unique, as Blender's importer does
+        k = 1
+        while "%s.%03d" % (name, k) in seen:
+            k += 1
+        name = "%s.%03d" % (name, k)
+    seen.add(name)
+    return name
+
+
+def _joint_channels(toks, name):
+    """The joint's optional CHANNELS line as a tuple of canonical names (empty
+    without one)."""
+    t, _ = toks.peek()
+    if t is None or t.upper() != "CHANNELS":
+        return ()
+    toks.next("CHANNELS")
+    count_tok, l3 = toks.next("the channel count")
+    try:
+        count = int(count_tok)
+    except ValueError:
+        raise BvhError("Line %d of %s: the channel count '%s' is not a whole number."
+                       % (l3, toks.source, _clip(count_tok))) from None
+    if count < 0 or count > 6:
+        raise BvhError("Line %d of %s: a joint has %d channels; BVH allows 0 to 6." % (l3, toks.source, count))
+    got = []
+    for _ in range(count):
+        c, l4 = toks.next("a channel name")
+        canon = _CHANNELS.get(c.lower())
+        if canon is None:
+            raise BvhError("Line %d of %s: unknown channel name '%s' (joint %s)."
+                           % (l4, toks.source, _clip(c), _clip(name)))
+        if canon in got:
+            raise BvhError("Line %d of %s: channel %s listed twice for joint %s."
+                           % (l4, toks.source, canon, _clip(name)))
+        got.append(canon)
+    return tuple(got)
+
+
+def _end_site(toks, line, stack):
+    """After 'End' on ``line``: 'Site', an optional name, '{' and the OFFSET;
+    returns (line of the OFFSET, [x, y, z])."""
+    t, l2 = toks.next("'Site'")
+    if t.upper() != "SITE":
+        raise BvhError("Line %d of %s: expected 'End Site', found 'End %s'." % (l2, toks.source, _clip(t)))
+    if not stack or stack[-1] is None:
+        raise BvhError("Line %d of %s: End Site outside of a joint." % (line, toks.source))
+    t, l2 = toks.next("'{'")
+    while t != "{":  # an optional name after End Site
+        if l2 != line:
+            raise BvhError("Line %d of %s: expected '{' after End Site." % (l2, toks.source))
+        t, l2 = toks.next("'{'")
+    site_line = toks.expect("OFFSET")
+    off = [toks.number("End Site x"), toks.number("End Site y"), toks.number("End Site z")]
+    return site_line, off
 
 
 def _motion_header(toks):

@@ -545,7 +545,14 @@ def curve_timing(length, fps, frame_start, frame_end=None, speed=None, stops=())
         raise ScenarioError("The curve has no length.")
     if fps <= 0.0:
         raise ScenarioError("The frame rate must be positive.")
-    # Speed keys in metres per frame.
+    key_f, key_v = _speed_keys(length, fps, frame_start, frame_end, speed)
+    stop_list = _stop_list(stops, fps)
+    segs, end = _timing_segments(length, frame_start, key_f, key_v, stop_list)
+    return _timing_from_segments(segs, end, length)
+
+
+def _speed_keys(length, fps, frame_start, frame_end, speed):
+    """Stage 1 of :func:`curve_timing`: the speed keys as (frames, metres per frame)."""
     if speed is None:
         if frame_end is None:
             raise ScenarioError("Give an end frame or a speed.")
@@ -553,24 +560,26 @@ def curve_timing(length, fps, frame_start, frame_end=None, speed=None, stops=())
         if frame_end <= frame_start:
             raise ScenarioError("The end frame (%g) must come after the start frame (%g)."
                                 % (frame_end, frame_start))
-        key_f, key_v = [frame_start], [length / (frame_end - frame_start)]
-    elif isinstance(speed, (int, float, np.integer, np.floating)) and not isinstance(speed, bool):
+        return [frame_start], [length / (frame_end - frame_start)]
+    if isinstance(speed, (int, float, np.integer, np.floating)) and not isinstance(speed, bool):
         v = _finite(speed, "The speed")
         if v <= 0.0:
             raise ScenarioError("The speed must be positive (got %g m/s)." % v)
-        key_f, key_v = [frame_start], [v / fps]
-    else:
-        pairs = sorted((_finite(f, "A speed key's frame"), _finite(v, "A speed key's speed"))
-                       for f, v in _pairs(speed, "speed key"))
-        if not pairs:
-            raise ScenarioError("Give at least one speed key.")
-        for (f0, _), (f1, _) in zip(pairs[:-1], pairs[1:]):
-            if f1 - f0 < 1e-6:
-                raise ScenarioError("Two speed keys are on frame %g." % f0)
-        if any(v < 0.0 for _, v in pairs):
-            raise ScenarioError("Speeds must not be negative.")
-        key_f = [f for f, _ in pairs]
-        key_v = [v / fps for _, v in pairs]
+        return [frame_start], [v / fps]
+    pairs = sorted((_finite(f, "A speed key's frame"), _finite(v, "A speed key's speed"))
+                   for f, v in _pairs(speed, "speed key"))
+    if not pairs:
+        raise ScenarioError("Give at least one speed key.")
+    for (f0, _), (f1, _) in zip(pairs[:-1], pairs[1:]):
+        if f1 - f0 < 1e-6:
+            raise ScenarioError("Two speed keys are on frame %g." % f0)
+    if any(v < 0.0 for _, v in pairs):
+        raise ScenarioError("Speeds must not be negative.")
+    return [f for f, _ in pairs], [v / fps for _, v in pairs]
+
+
+def _stop_list(stops, fps):
+    """Stage 2: the stops, sorted, as (frame, frames standing)."""
     stop_list = []
     for f, sec in sorted(_pairs(stops, "stop")):
         f = _finite(f, "A stop's frame")
@@ -578,14 +587,21 @@ def curve_timing(length, fps, frame_start, frame_end=None, speed=None, stops=())
         if sec <= 0.0:
             raise ScenarioError("The stop at frame %g must last a positive time (got %g s)." % (f, sec))
         stop_list.append((f, sec * fps))
+    return stop_list
 
+
+def _timing_segments(length, frame_start, key_f, key_v, stop_list):
+    """Stage 3: walk the timeline from ``frame_start`` to where the curve is
+    covered, one segment per speed ramp or stop: returns the segments
+    ``(f0, f1, d0, d1, v0, v1)`` (frames, metres covered, metres per frame)
+    and the end frame."""
     eps = 1e-6
     knots = [f for f in key_f if f > frame_start + eps]
 
     def v_at(f):
         return float(np.interp(f, key_f, key_v))
 
-    segs = []  # (f0, f1, d0, d1, v0, v1): frames, metres covered, metres per frame
+    segs = []
     f, dist, i = frame_start, 0.0, 0
     while True:
         if i < len(stop_list) and stop_list[i][0] <= f + eps:
@@ -605,6 +621,8 @@ def curve_timing(length, fps, frame_start, frame_end=None, speed=None, stops=())
         v1 = v_at(nxt) if nxt < math.inf else v0
         span = (v0 + v1) / 2.0 * (nxt - f) if nxt < math.inf else (math.inf if v0 > 0 else 0.0)
         if dist + span >= length * (1.0 - 1e-12):
+            # The curve ends inside this ramp: solve need = v0 tau + acc tau^2 / 2
+            # for tau (in the form that stays exact when acc is 0).
             need = length - dist
             acc = (v1 - v0) / (nxt - f) if nxt < math.inf else 0.0
             tau = 2.0 * need / (v0 + math.sqrt(max(v0 * v0 + 2.0 * acc * need, 0.0)))
@@ -620,6 +638,13 @@ def curve_timing(length, fps, frame_start, frame_end=None, speed=None, stops=())
     if i < len(stop_list):
         raise ScenarioError("The stop at frame %g starts after the controller reaches the end of the curve "
                             "(frame %.2f)." % (stop_list[i][0], end))
+    return segs, end
+
+
+def _timing_from_segments(segs, end, length):
+    """Stage 4: the :class:`CurveTiming` of the segments (offsets and slopes as
+    fractions of the curve)."""
+    eps = 1e-6
     # Drop zero-length segments (a speed key right on a stop's end).
     segs = [sg for sg in segs if sg[1] - sg[0] > eps] or segs[-1:]
     frames = np.array([sg[0] for sg in segs] + [segs[-1][1]])

@@ -2,6 +2,7 @@
 
 import json
 
+from ..core import tag_query as core_tag_query
 from ..core import tags as core_tags
 
 
@@ -17,5 +18,5 @@ def allowed_rows(db, arrays, query_text):
     unknown tag or selects nothing playable."""
     if not query_text or not query_text.strip():
         return db.valid.copy()
-    query = core_tags.parse_query(query_text)
-    return core_tags.database_query_rows(db, clip_tags(arrays), query)
+    query = core_tag_query.parse_query(query_text)
+    return core_tag_query.database_query_rows(db, clip_tags(arrays), query)

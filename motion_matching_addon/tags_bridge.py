@@ -4,7 +4,8 @@ coverage report of the scene's database against its dance card."""
 import numpy as np
 
 from ..core import auto_tags
-from ..core import tags as core_tags
+from ..core import coverage as core_coverage
+from ..core import dance_card as core_dance_card
 from ..core import virtual_root as vr
 from . import armature_data, database_build, database_search, database_store
 
@@ -41,7 +42,7 @@ def scene_dance_card(settings):
     """The scene's dance card as a core DanceCard (None when it has no moves)."""
     if not len(settings.dance_card):
         return None
-    return core_tags.dance_card_from_dict({
+    return core_dance_card.dance_card_from_dict({
         "title": settings.dance_card_title,
         "moves": [dict(name=m.name, **({"duration": m.duration} if m.duration > 0 else {}),
                        **({"description": m.description} if m.description else {}))
@@ -58,4 +59,4 @@ def coverage(scene):
         # The database's own exclusions (settings at build time) leave frames out.
         clips.append((name, float(db.clip_fps[c]), rows.stop - rows.start, tags[c],
                       arrays["root_positions"][rows], arrays["root_facings"][rows], db.excluded[rows]))
-    return core_tags.coverage_report(scene_dance_card(scene.motion_matching), clips, exclude_names=())
+    return core_coverage.coverage_report(scene_dance_card(scene.motion_matching), clips, exclude_names=())

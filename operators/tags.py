@@ -8,6 +8,8 @@ from bpy.props import BoolProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper
 
 from ..core import auto_tags
+from ..core import coverage as core_coverage
+from ..core import dance_card as core_dance_card
 from ..core import tags as core_tags
 from ..core.errors import MotionMatchingError
 from ..motion_matching_addon import database_store, scene_data, tags_bridge
@@ -171,7 +173,7 @@ class MOTION_MATCHING_OT_import_dance_card(bpy.types.Operator, ImportHelper):
 
     def execute(self, context):
         try:
-            card = core_tags.load_dance_card(self.filepath)
+            card = core_dance_card.load_dance_card(self.filepath)
         except MotionMatchingError as ex:
             self.report({"ERROR"}, str(ex))
             return {"CANCELLED"}
@@ -246,7 +248,7 @@ class MOTION_MATCHING_OT_database_report(bpy.types.Operator):
         except MotionMatchingError as ex:
             self.report({"ERROR"}, str(ex))
             return {"CANCELLED"}
-        text = core_tags.format_report_text(report)
+        text = core_coverage.format_report_text(report)
         scene_data.write_text("Motion Matching Coverage", text)
         if self.filepath:
             try:

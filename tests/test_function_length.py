@@ -11,12 +11,6 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORE = os.path.join(REPO, "core")
 LIMIT = 80
 
-# Left for the second pass of issue 12, which splits these modules themselves
-# (tags.py into tags, query language, dance card and coverage; scenario.py and
-# bvh.py restructured); their long functions go with that split, not before.
-SECOND_PASS = {"tags.py", "scenario.py", "bvh.py"}
-
-
 def long_functions(source, limit=LIMIT):
     """[(name, first line, lines)] of functions longer than ``limit`` lines
     (def to last line, docstring included) without a ``# long:`` reason."""
@@ -38,17 +32,11 @@ def long_functions(source, limit=LIMIT):
 def test_no_long_function_in_core_without_a_reason():
     found = []
     for name in sorted(os.listdir(CORE)):
-        if not name.endswith(".py") or name in SECOND_PASS:
+        if not name.endswith(".py"):
             continue
         with open(os.path.join(CORE, name), encoding="utf-8") as fh:
             found += [(name,) + f for f in long_functions(fh.read())]
     assert found == []
-
-
-def test_second_pass_modules_exist():
-    """The allow-list names real modules (a renamed module must leave it)."""
-    for name in SECOND_PASS:
-        assert os.path.isfile(os.path.join(CORE, name)), name
 
 
 def _body(n):

@@ -211,3 +211,74 @@ def test_the_checks_catch_made_up_faults(tmp_path, files, upward, loops):
     graph = _tree(tmp_path, files)
     assert upward_imports(graph) == upward
     assert cycles(graph) == loops
+
+
+# No module path games outside tests/: tools/ and bench/ are packages run with
+# ``python -m`` from the repository root, the add-on uses relative imports.
+
+LOADERS_BY_FILE = ("spec_from_file_location", "SourceFileLoader", "run_path", "load_source")
+
+
+def path_games(source, name="<source>"):
+    """[(line, what)] of the places a source changes ``sys.path`` (a call of one
+    of its methods, or an assignment to it or an item of it) or loads a module
+    by its file name."""
+    out = []
+    for node in ast.walk(ast.parse(source, name)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            target = ast.unparse(node.func.value)
+            if target == "sys.path":
+                out.append((node.lineno, "sys.path." + node.func.attr))
+            elif node.func.attr in LOADERS_BY_FILE:
+                out.append((node.lineno, node.func.attr))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in LOADERS_BY_FILE:
+            out.append((node.lineno, node.func.id))
+        elif isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                text = ast.unparse(t)
+                if text == "sys.path" or text.startswith("sys.path["):
+                    out.append((node.lineno, "assignment to " + text))
+    return out
+
+
+def repository_sources(root=REPO):
+    """Paths (relative to the root) of the tracked kind of .py files outside
+    tests/: the add-on, tools/ and bench/ (hidden folders, virtual
+    environments and out/ are not the repository's)."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = os.path.relpath(dirpath, root)
+        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in ("__pycache__", "out")
+                       and not (rel == "." and d == "tests")]
+        out += [os.path.normpath(os.path.join(rel, f)) for f in filenames if f.endswith(".py")]
+    return sorted(out)
+
+
+def test_nothing_outside_tests_changes_sys_path_or_loads_by_file():
+    sources = repository_sources()
+    assert {os.path.join("tools", "mm_cli.py"), os.path.join("bench", "bench_bake.py"), "registration.py"} <= set(sources)
+    assert not [s for s in sources if s.startswith("tests" + os.sep)]
+    found = []
+    for rel in sources:
+        with open(os.path.join(REPO, rel), encoding="utf-8") as fh:
+            found += [(rel,) + g for g in path_games(fh.read(), rel)]
+    assert found == []
+    # Nor do the commands and the walkthrough README gives users.
+    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as fh:
+        readme = fh.read()
+    assert not re.search(r"sys\.path\.(insert|append)\(", readme)
+
+
+@pytest.mark.parametrize("source, found", [
+    ("import sys\nsys.path.insert(0, '.')\n", [(2, "sys.path.insert")]),
+    ("import sys, os\nsys.path.append(os.getcwd())\n", [(2, "sys.path.append")]),
+    ("import sys\nsys.path[:0] = ['x']\n", [(2, "assignment to sys.path[:0]")]),
+    ("import sys\nsys.path += ['x']\n", [(2, "assignment to sys.path")]),
+    ("import importlib.util as u\nspec = u.spec_from_file_location('m', 'm.py')\n",
+     [(2, "spec_from_file_location")]),
+    ("from runpy import run_path\nrun_path('x.py')\n", [(2, "run_path")]),
+    ("import sys\nprint(sys.path)\nfrom tools import addon_session\n", []),
+])
+def test_the_path_check_reads_what_it_should(source, found):
+    assert path_games(source) == found

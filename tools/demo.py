@@ -1,6 +1,6 @@
 """The end-to-end demo on the shipped sample take.
 
-    .venv-5.0/bin/python tools/demo.py --out out/demo
+    .venv-5.0/bin/python -m tools.demo --out out/demo      # from the repository root
 
 Imports the sample take with its virtual root, tags it from the shipped dance
 card, builds the database, lays the built-in 'showcase' path, maps the Rigify
@@ -16,24 +16,14 @@ import os
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
+if not __package__:
+    sys.exit("Run from the repository root as: python -m tools.demo")
 
+from tools import addon_session  # noqa: E402
+from tools.mannequin import add_mannequin  # noqa: E402
+from tools.mm_cli import Failure, call  # noqa: E402
 
-def _tool(name):
-    """A sibling module of tools/, loaded by file (no sys.path change)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("mm_tools_siblings", os.path.join(HERE, "siblings.py"))
-    siblings = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(siblings)
-    return siblings.load(name)
-
-
-addon_session = _tool("addon_session")
-_cli = _tool("mm_cli")
-Failure, call = _cli.Failure, _cli.call
-
+REPO = addon_session.REPO
 SAMPLES = os.path.join(REPO, "samples")
 
 
@@ -95,7 +85,6 @@ def render_pictures(args, target, controller, report):
     import bpy
     import numpy as np
 
-    add_mannequin = _tool("mannequin").add_mannequin
 
     scene = bpy.context.scene
     fs, fe = scene.frame_start, scene.frame_end

@@ -1,12 +1,16 @@
 """Motion matching from the command line: BVH in, baked .blend and report out.
 
-With the bpy module (Blender as a Python module):
+With the bpy module (Blender as a Python module), from the repository root:
 
-    python tools/mm_cli.py --bvh samples/jl_mm_run.bvh --scale 0.01 --scenario showcase --fps 24 --out out/run
+    python -m tools.mm_cli --bvh samples/jl_mm_run.bvh --scale 0.01 --scenario showcase --fps 24 --out out/run
 
-Inside Blender (use a throw-away user folder so your preferences are untouched):
+Inside Blender (use a throw-away user folder so your preferences are untouched),
+from the repository root: Blender runs the file, and finds the ``core`` and
+``tools`` packages through PYTHONPATH, which Blender reads only with
+``--python-use-system-env``:
 
-    BLENDER_USER_RESOURCES=$(mktemp -d) blender -b --factory-startup --python tools/mm_cli.py -- \\
+    PYTHONPATH=$PWD BLENDER_USER_RESOURCES=$(mktemp -d) blender -b --factory-startup \\
+        --python-use-system-env --python tools/mm_cli.py -- \\
         --bvh samples/jl_mm_run.bvh --scale 0.01 --scenario showcase --out out/run
 
 Every argument is checked before Blender starts. With the bpy module, a
@@ -28,18 +32,17 @@ import os
 import shutil
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-
-
-def _tool(name):
-    """A sibling module of tools/, loaded by file (no sys.path change)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("mm_tools_siblings", os.path.join(HERE, "siblings.py"))
-    siblings = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(siblings)
-    return siblings.load(name)
+try:  # absolute imports: this file also runs as a script inside Blender (see above)
+    from core import bake as core_bake
+    from core import scenario as core_scenario
+    from core import tag_query as core_tag_query
+    from core.errors import MotionMatchingError
+    from tools import addon_session
+except ModuleNotFoundError as ex:  # run by file without the repository on the module path
+    if ex.name not in ("core", "tools"):
+        raise
+    sys.exit("mm_cli: run it from the repository root as python -m tools.mm_cli; inside Blender, "
+             "see the README (PYTHONPATH and --python-use-system-env).")
 
 
 class Failure(Exception):
@@ -55,23 +58,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         # argparse prints usage and exits with 2; here every failure is one line and status 1.
         raise Failure(message[0].upper() + message[1:] + ("" if message.endswith(".") else "."))
-
-
-def _core(name):
-    """A module of the add-on's core/ package (numpy and the standard library
-    only), loaded by file under a private name: no Blender needed."""
-    import importlib
-    import importlib.util
-
-    package = "mm_cli_core"
-    if package not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            package, os.path.join(REPO, "core", "__init__.py"),
-            submodule_search_locations=[os.path.join(REPO, "core")])
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[package] = module
-        spec.loader.exec_module(module)
-    return importlib.import_module(package + "." + name)
 
 
 def parse(argv):
@@ -130,14 +116,14 @@ def validate(args):
         if path is not None and not os.path.isfile(path):
             raise Failure("%s file not found: %s" % (option, path))
     if not os.path.isfile(args.scenario):
-        names = sorted(_core("scenario").BUILTINS)
+        names = sorted(core_scenario.BUILTINS)
         if args.scenario not in names:
             raise Failure("--scenario %r is neither a built-in scenario (%s) nor a file."
                           % (args.scenario, ", ".join(names)))
     if args.tag_query.strip():
         try:
-            _core("tags").parse_query(args.tag_query)
-        except _core("errors").MotionMatchingError as ex:
+            core_tag_query.parse_query(args.tag_query)
+        except MotionMatchingError as ex:
             raise Failure("--tag-query: %s" % str(ex).rstrip(".") + ".") from None
     _check_bake_knobs(args)
     out = os.path.abspath(args.out)
@@ -158,12 +144,12 @@ _SESSION = {}   # what load_addon set up, for finish(): module enabled, build fo
 
 def bake_knobs():
     """The bake's knobs (core.bake.knobs): no Blender needed to read them."""
-    return _core("bake").knobs()
+    return core_bake.knobs()
 
 
 def scenario_has_facing(scenario):
     """Does the scenario (a built-in name or a file) ask for a facing of its own?"""
-    sc = _core("scenario")
+    sc = core_scenario
     if os.path.isfile(scenario):
         return bool(sc.load_scenario(scenario).has_facing)
     return bool(sc.builtin(scenario).has_facing) if scenario in sc.BUILTINS else False
@@ -203,7 +189,6 @@ def load_addon():
     throw-away user folder chosen first. Inside Blender, an enabled copy is
     used; otherwise the extension is installed only into a user folder given
     with BLENDER_USER_RESOURCES, never into the real profile."""
-    addon_session = _tool("addon_session")
     if "bpy" not in sys.modules:
         user = addon_session.prepare_user_dir()
         _SESSION["own_bpy"] = True
@@ -223,7 +208,8 @@ def load_addon():
     if not os.environ.get("BLENDER_USER_RESOURCES"):
         raise Failure("The Motion Matching extension is not enabled in this Blender, and installing it would "
                       "change your Blender profile: enable it first, or start Blender with a throw-away user "
-                      "folder (BLENDER_USER_RESOURCES=$(mktemp -d) blender -b --factory-startup --python ...).")
+                      "folder (BLENDER_USER_RESOURCES=$(mktemp -d) blender -b --factory-startup --python-use-system-env "
+                      "--python ..., as the README shows).")
     import tempfile
 
     build = _SESSION["build"] = tempfile.mkdtemp(prefix="mm_cli_build_")
@@ -234,7 +220,6 @@ def load_addon():
 
 def finish():
     """Disable what load_addon enabled and remove what it made (also after a failure)."""
-    addon_session = _tool("addon_session")
     try:
         if _SESSION.pop("module", None) and "bpy" in sys.modules:
             # Unregister panels before the process ends: a bpy process that exits

@@ -1,4 +1,4 @@
-"""tools/mm_cli.py in its own bpy process: files out, report fields, one-line failures."""
+"""python -m tools.mm_cli in its own bpy process: files out, report fields, one-line failures."""
 
 import json
 import os
@@ -7,12 +7,13 @@ import sys
 
 from sample_paths import REPO, SAMPLE_TAKE, SAMPLES
 
-CLI = os.path.join(REPO, "tools", "mm_cli.py")
+CLI = ["-m", "tools.mm_cli"]   # as README says, from the repository root
 
 
 def _run(*args):
     env = {k: v for k, v in os.environ.items() if k != "BLENDER_USER_RESOURCES"}
-    return subprocess.run([sys.executable, CLI, *args], capture_output=True, text=True, timeout=300, env=env)
+    return subprocess.run([sys.executable, *CLI, *args], cwd=REPO, capture_output=True, text=True, timeout=300,
+                          env=env)
 
 
 def test_cli_writes_blend_and_report(tmp_path):

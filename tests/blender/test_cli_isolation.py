@@ -11,7 +11,10 @@ import sys
 
 from sample_paths import REPO, SAMPLE_TAKE
 
-CLI = os.path.join(REPO, "tools", "mm_cli.py")
+CLI = ["-m", "tools.mm_cli"]   # as README says, from the repository root
+# Inside Blender, Blender runs the file itself and finds core/ and tools/ through
+# PYTHONPATH (README); DRIVER below stands in for Blender.
+CLI_FILE = os.path.join(REPO, "tools", "mm_cli.py")
 
 
 def _env(tmp_path, **extra):
@@ -40,9 +43,9 @@ def _one_line(proc):
 
 def test_two_runs_at_once_leave_nothing_behind(tmp_path):
     env = _env(tmp_path)
-    procs = [subprocess.Popen([sys.executable, CLI, "--bvh", SAMPLE_TAKE, "--scenario", "straight_walk",
+    procs = [subprocess.Popen([sys.executable, *CLI, "--bvh", SAMPLE_TAKE, "--scenario", "straight_walk",
                                "--fps", "24", "--out", str(tmp_path / ("run%d" % i))],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
              for i in range(2)]
     outs = [p.communicate(timeout=300) for p in procs]
     for p, (out, err) in zip(procs, outs):
@@ -65,7 +68,8 @@ def test_bad_calls_are_one_line_before_blender_starts(tmp_path):
                            (["--out", str(taken)], "is a file"),
                            (["--handedness"], "Argument --handedness: expected one argument.")):
         argv = ["--bvh", SAMPLE_TAKE, "--out", str(tmp_path / "o")] + extra
-        proc = subprocess.run([sys.executable, CLI, *argv], capture_output=True, text=True, timeout=120, env=env)
+        proc = subprocess.run([sys.executable, *CLI, *argv], capture_output=True, text=True, timeout=120, env=env,
+                              cwd=REPO)
         assert message in _one_line(proc), extra
         assert proc.stdout == ""
     assert not (tmp_path / "o").exists()
@@ -103,8 +107,8 @@ os._exit(code)
 def test_unexpected_error_is_one_line_and_cleans_up(tmp_path):
     driver = tmp_path / "driver.py"
     driver.write_text(DRIVER)
-    proc = subprocess.run([sys.executable, str(driver), CLI, "boom", "--bvh", SAMPLE_TAKE, "--out", str(tmp_path / "o")],
-                          capture_output=True, text=True, timeout=300, env=_env(tmp_path))
+    proc = subprocess.run([sys.executable, str(driver), CLI_FILE, "boom", "--bvh", SAMPLE_TAKE, "--out", str(tmp_path / "o")],
+                          capture_output=True, text=True, timeout=300, env=_env(tmp_path, PYTHONPATH=REPO))
     line = _one_line(proc)
     assert line.startswith("mm_cli: unexpected error") and "ValueError: boom" in line
     assert "enabled: []" in proc.stdout
@@ -117,15 +121,15 @@ def test_inside_blender(tmp_path):
     with BLENDER_USER_RESOURCES given, it installs there, runs and uninstalls."""
     driver = tmp_path / "driver.py"
     driver.write_text(DRIVER)
-    argv = [sys.executable, str(driver), CLI, "inside", "--bvh", SAMPLE_TAKE, "--scenario", "straight_walk",
+    argv = [sys.executable, str(driver), CLI_FILE, "inside", "--bvh", SAMPLE_TAKE, "--scenario", "straight_walk",
             "--out", str(tmp_path / "o")]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=_env(tmp_path))
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=_env(tmp_path, PYTHONPATH=REPO))
     assert "is not enabled in this Blender" in _one_line(proc)
     _untouched(tmp_path)
     user = tmp_path / "given_user"
     user.mkdir()
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=300,
-                          env=_env(tmp_path, BLENDER_USER_RESOURCES=str(user)))
+                          env=_env(tmp_path, BLENDER_USER_RESOURCES=str(user), PYTHONPATH=REPO))
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (tmp_path / "o" / "baked.blend").is_file() and "enabled: []" in proc.stdout
     assert not (user / "extensions" / "user_default" / "motion_matching").exists()

@@ -18,13 +18,12 @@ def test_readme_walkthrough_runs_as_written(tmp_path):
         text = fh.read()
     block = re.search(r"<!-- walkthrough -->\n```python\n(.*?)```", text, re.S)
     assert block, "README lost its walkthrough block"
-    script = tmp_path / "walkthrough.py"
-    script.write_text(block.group(1))
     out = os.path.join(REPO, "out", "walkthrough")
     if os.path.exists(os.path.join(out, "baked.fbx")):
         os.remove(os.path.join(out, "baked.fbx"))
-    proc = subprocess.run([sys.executable, str(script)], cwd=REPO, capture_output=True, text=True,
-                          timeout=300, env=_env())
+    # As README says: fed to the bpy Python started in the repository root.
+    proc = subprocess.run([sys.executable, "-"], input=block.group(1), cwd=REPO, capture_output=True,
+                          text=True, timeout=300, env=_env())
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "searches / jumps" in proc.stdout
     assert os.path.getsize(os.path.join(out, "baked.fbx")) > 10000
@@ -32,7 +31,7 @@ def test_readme_walkthrough_runs_as_written(tmp_path):
 
 def test_demo_command(tmp_path):
     out = tmp_path / "demo"
-    proc = subprocess.run([sys.executable, os.path.join(REPO, "tools", "demo.py"), "--out", str(out),
+    proc = subprocess.run([sys.executable, "-m", "tools.demo", "--out", str(out),
                            "--video-frames", "6", "--tiles", "4"], cwd=REPO, capture_output=True, text=True,
                           timeout=600, env=_env())
     assert proc.returncode == 0, proc.stderr[-3000:]

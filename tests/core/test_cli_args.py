@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from sample_paths import SAMPLE_TAKE, SAMPLE_TPOSE, SAMPLES
+from sample_paths import REPO, SAMPLE_TAKE, SAMPLE_TPOSE, SAMPLES
 from tools import mm_cli
 
 
@@ -95,3 +95,16 @@ def test_scenario_facing_is_read_from_the_file(tmp_path):
     assert mm_cli.scenario_has_facing(os.path.join(SAMPLES, "paths", "strafe.json"))
     assert not mm_cli.scenario_has_facing(os.path.join(SAMPLES, "paths", "zigzag.json"))
     assert not mm_cli.scenario_has_facing("showcase")
+
+
+def test_run_by_file_without_the_repository_on_the_path_says_how(tmp_path):
+    """``python tools/mm_cli.py`` (not ``-m``, no PYTHONPATH) cannot import core/
+    and tools/: one line saying how to run it, status 1, no traceback."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([sys.executable, os.path.join(REPO, "tools", "mm_cli.py"), "--help"], cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.splitlines() == ["mm_cli: run it from the repository root as python -m tools.mm_cli; "
+                                        "inside Blender, see the README (PYTHONPATH and --python-use-system-env)."]

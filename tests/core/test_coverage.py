@@ -1,4 +1,4 @@
-"""Tests of core.tags.coverage_report and format_report_text."""
+"""Tests of core.coverage.coverage_report and format_report_text."""
 
 import json
 import math
@@ -6,8 +6,11 @@ import math
 import numpy as np
 import pytest
 
+from core import coverage as C
+from core import dance_card as D
 from core import tags as T
-from core.tags import CoverageError, Tag
+from core.coverage import CoverageError
+from core.tags import Tag
 
 FPS = 30.0
 
@@ -42,7 +45,7 @@ def clip(name, tags, n=None, pos=None, facing=None, fps=FPS, excluded=None):
 
 def test_speed_and_turn_of_the_synthetic_root():
     n, pos, facing = walk_then_turn()
-    speed, rate = T.root_speed_and_turn(pos, facing, FPS)
+    speed, rate = C.root_speed_and_turn(pos, facing, FPS)
     assert speed[:299] == pytest.approx(1.2, abs=1e-9)
     # Central differences cut the curve's chord; the one-sided last frame does not.
     assert speed[300:-1] == pytest.approx(1.2 * math.cos(math.radians(1.5)), abs=1e-9)
@@ -55,7 +58,7 @@ def test_speed_and_turn_of_the_synthetic_root():
 @pytest.mark.parametrize("dims", [2, 3])
 def test_walk_then_turn_lands_in_the_right_bins(dims):
     n, pos, facing = walk_then_turn(dims=dims)
-    rep = T.coverage_report(None, [clip("take", [], n, pos, facing)])
+    rep = C.coverage_report(None, [clip("take", [], n, pos, facing)])
     grid = np.array(rep["capability"]["seconds"])
     assert grid.shape == (9, 5)
     walk = rep["capability"]["speed_labels"].index("1.0-1.5 m/s")
@@ -73,7 +76,7 @@ def test_walk_then_turn_lands_in_the_right_bins(dims):
 
 def test_gaps_are_named_in_words():
     n, pos, facing = walk_then_turn()
-    rep = T.coverage_report(None, [clip("take", [], n, pos, facing)])
+    rep = C.coverage_report(None, [clip("take", [], n, pos, facing)])
     gaps = {(g["speed"], g["turn"]): g for g in rep["gaps"]}
     assert len(gaps) == 45 - 2   # every cell but the two with 10 s and 4 s
     run_sharp = gaps[("2.0-2.5 m/s", "90-180 deg/s")]
@@ -86,26 +89,26 @@ def test_gaps_are_named_in_words():
 
 
 def test_speed_bin_names():
-    rep = T.coverage_report(None, [clip("still", [])])
+    rep = C.coverage_report(None, [clip("still", [])])
     assert rep["capability"]["speed_names"] == [
         "idle", "idle to walk", "walk", "walk", "walk to run", "run", "run", "run", "run"]
     assert rep["capability"]["speed_labels"][0] == "0.0-0.2 m/s"
     assert rep["capability"]["speed_labels"][-1] == "3.5+ m/s"
     assert rep["capability"]["speed_edges"][-1] is None
-    assert T.speed_name(0.0, 1.0) == "idle .. walk"
-    assert T.turn_phrase(0, 15) == "going straight"
+    assert C.speed_name(0.0, 1.0) == "idle .. walk"
+    assert C.turn_phrase(0, 15) == "going straight"
 
 
 def test_moves_status_overlap_and_extra_tags():
-    card = T.DanceCard("Card", [T.Move("Walk", 5.0, "straight"), T.Move("idle", 1.0),
-                                T.Move("jump", 2.0), T.Move("run")])
+    card = D.DanceCard("Card", [D.Move("Walk", 5.0, "straight"), D.Move("idle", 1.0),
+                                D.Move("jump", 2.0), D.Move("run")])
     clips = [
         # walk 0-99 and 50-149 overlap: 150 frames = 5 s, counted once
         clip("a", [Tag("walk", 0, 99), Tag("WALK", 50, 149), Tag("idle", 150, 164),
                    Tag("wave", 0, 9)], n=200),
         clip("b", [Tag("walk", 0, 29), Tag("run", 0, 0)], n=60, fps=60.0),
     ]
-    rep = T.coverage_report(card, clips)
+    rep = C.coverage_report(card, clips)
     moves = {m["name"]: m for m in rep["moves"]}
     assert [m["name"] for m in rep["moves"]] == ["Walk", "idle", "jump", "run"]
     assert moves["Walk"]["seconds"] == pytest.approx(5.0 + 0.5)
@@ -123,25 +126,25 @@ def test_moves_status_overlap_and_extra_tags():
 
 
 def test_excluded_frames_leave_moves_and_map():
-    card = T.DanceCard("C", [T.Move("walk", 1.0)])
+    card = D.DanceCard("C", [D.Move("walk", 1.0)])
     explicit = np.zeros(60, bool)
     explicit[50:] = True
     c = clip("a", [Tag("T-Pose", 0, 29), Tag("walk", 20, 59), Tag("mistake", 40, 44)],
              n=60, excluded=explicit)
-    rep = T.coverage_report(card, [c])
+    rep = C.coverage_report(card, [c])
     assert rep["totals"]["excluded_frames"] == 30 + 5 + 10
     assert rep["totals"]["usable_seconds"] == pytest.approx(0.5)
     assert rep["moves"][0]["frames"] == 10 + 5   # 30-39 and 45-49
     assert rep["extra_tags"] == []               # exclusion tags are not moves
     assert np.array(rep["capability"]["seconds"]).sum() == pytest.approx(0.5)
-    rep = T.coverage_report(card, [clip("a", [Tag("T-Pose", 0, 29)], n=60)], exclude_names=[])
+    rep = C.coverage_report(card, [clip("a", [Tag("T-Pose", 0, 29)], n=60)], exclude_names=[])
     assert np.array(rep["capability"]["seconds"]).sum() == pytest.approx(2.0)
     assert rep["extra_tags"][0]["name"] == "T-Pose"
 
 
 def test_custom_bins_and_thin_threshold():
     n, pos, facing = walk_then_turn(straight_s=2.0, turn_s=0.5)
-    rep = T.coverage_report(None, [clip("t", [], n, pos, facing)], speed_bins=(0, 1, 2),
+    rep = C.coverage_report(None, [clip("t", [], n, pos, facing)], speed_bins=(0, 1, 2),
                             turn_bins_deg_per_s=(0, 60), thin_s=0.0)
     # Closed last edges: rates of 90 deg/s fall outside the map.
     assert np.array(rep["capability"]["seconds"]).sum() == pytest.approx(60 / FPS)
@@ -149,11 +152,11 @@ def test_custom_bins_and_thin_threshold():
 
 
 def test_report_text():
-    card = T.DanceCard("Loco", [T.Move("walk", 20.0), T.Move("jump", 2.0)])
+    card = D.DanceCard("Loco", [D.Move("walk", 20.0), D.Move("jump", 2.0)])
     n, pos, facing = walk_then_turn()
-    rep = T.coverage_report(card, [clip("take", [Tag("walk", 0, 299), Tag("wave", 0, 9)],
+    rep = C.coverage_report(card, [clip("take", [Tag("walk", 0, 299), Tag("wave", 0, 9)],
                                         n, pos, facing)])
-    text = T.format_report_text(rep)
+    text = C.format_report_text(rep)
     lines = text.splitlines()
     assert lines[0] == "Dance card coverage: Loco"
     assert lines[1] == "1 clip, 14.0 s (420 frames); 0.0 s left out; 14.0 s usable."
@@ -179,14 +182,14 @@ def test_report_text():
 ])
 def test_coverage_input_errors(bad, words):
     with pytest.raises(CoverageError) as e:
-        T.coverage_report(None, [bad])
+        C.coverage_report(None, [bad])
     assert words in str(e.value)
 
 
 def test_coverage_bad_tag_and_bins():
     with pytest.raises(T.TagError, match="'walk' on clip 'a'"):
-        T.coverage_report(None, [clip("a", [Tag("walk", 0, 60)], n=60)])
+        C.coverage_report(None, [clip("a", [Tag("walk", 0, 60)], n=60)])
     with pytest.raises(CoverageError, match="speed bins"):
-        T.coverage_report(None, [clip("a", [])], speed_bins=(0, 1, 1))
+        C.coverage_report(None, [clip("a", [])], speed_bins=(0, 1, 1))
     with pytest.raises(CoverageError, match="turning rate bins"):
-        T.coverage_report(None, [clip("a", [])], turn_bins_deg_per_s=(5,))
+        C.coverage_report(None, [clip("a", [])], turn_bins_deg_per_s=(5,))

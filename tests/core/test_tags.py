@@ -1,5 +1,5 @@
-"""Tests of core.tags: tag names and ranges, masks, the query language, the
-end-of-range rule and dance cards."""
+"""Tests of core.tags, core.tag_query and core.dance_card: tag names and
+ranges, masks, the query language, the end-of-range rule and dance cards."""
 
 import itertools
 import json
@@ -8,6 +8,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from core import dance_card as D
+from core import tag_query as Q
 from core import tags as T
 from core.errors import MotionMatchingError
 from core.features import default_spec
@@ -116,31 +118,31 @@ def _truth_masks():
 ])
 def test_precedence_and_parentheses(text, fn):
     combos, masks = _truth_masks()
-    got = T.parse_query(text).evaluate(masks, 8)
+    got = Q.parse_query(text).evaluate(masks, 8)
     assert got.tolist() == [bool(fn(*c)) for c in combos]
 
 
 def test_canonical_form_shows_precedence():
-    assert str(T.parse_query("a or b and c")) == "a or b and c"
-    assert str(T.parse_query("(a or b) and c")) == "(a or b) and c"
-    assert str(T.parse_query("not (a and b)")) == "not (a and b)"
-    q = T.parse_query("x and (y or (z and not w))")
-    assert T.parse_query(str(q)).root == q.root
+    assert str(Q.parse_query("a or b and c")) == "a or b and c"
+    assert str(Q.parse_query("(a or b) and c")) == "(a or b) and c"
+    assert str(Q.parse_query("not (a and b)")) == "not (a and b)"
+    q = Q.parse_query("x and (y or (z and not w))")
+    assert Q.parse_query(str(q)).root == q.root
 
 
 def test_keywords_and_names_ignore_case():
     masks = {"walk": np.array([1, 1, 0, 0], bool), "run": np.array([0, 1, 1, 0], bool)}
-    q = T.parse_query("WALK AnD Not Run")
+    q = Q.parse_query("WALK AnD Not Run")
     assert q.evaluate(masks, 4).tolist() == [True, False, False, False]
     assert q.names() == ["walk", "run"]
-    assert T.parse_query("ALL").evaluate(masks, 4).all()
-    assert T.parse_query("all and not walk").evaluate(masks, 4).tolist() == [0, 0, 1, 1]
+    assert Q.parse_query("ALL").evaluate(masks, 4).all()
+    assert Q.parse_query("all and not walk").evaluate(masks, 4).tolist() == [0, 0, 1, 1]
 
 
 def test_names_with_punctuation_and_repeats():
-    q = T.parse_query("t-pose or turn.90 or T-Pose or (not idle_2)")
+    q = Q.parse_query("t-pose or turn.90 or T-Pose or (not idle_2)")
     assert q.names() == ["t-pose", "turn.90", "idle_2"]
-    assert T.parse_query("all").names() == []
+    assert Q.parse_query("all").names() == []
 
 
 @pytest.mark.parametrize("text, words", [
@@ -160,7 +162,7 @@ def test_names_with_punctuation_and_repeats():
 ])
 def test_parse_errors(text, words):
     with pytest.raises(TagError) as e:
-        T.parse_query(text)
+        Q.parse_query(text)
     for w in words:
         assert w in str(e.value)
 
@@ -168,13 +170,13 @@ def test_parse_errors(text, words):
 def test_unknown_tag_lists_existing_tags():
     masks = {"walk": np.zeros(3, bool), "idle": np.zeros(3, bool)}
     with pytest.raises(TagError) as e:
-        T.parse_query("walk or jump").evaluate(masks, 3)
+        Q.parse_query("walk or jump").evaluate(masks, 3)
     msg = str(e.value)
     assert "'jump'" in msg and "idle, walk" in msg and "'walk'" not in msg.split("uses")[1].split(",")[0]
     with pytest.raises(TagError, match="no clip has any tag yet"):
-        T.parse_query("walk").evaluate({}, 3)
+        Q.parse_query("walk").evaluate({}, 3)
     with pytest.raises(TagError, match="shape"):
-        T.parse_query("walk").evaluate({"walk": np.zeros(4, bool)}, 3)
+        Q.parse_query("walk").evaluate({"walk": np.zeros(4, bool)}, 3)
 
 
 # -------------------------------------------------------------- the end-of-range rule
@@ -194,7 +196,7 @@ def test_end_of_range_removes_last_future_rows_of_each_range():
                   [Tag("walk", 0, 9), Tag("walk", 15, 17)]]    # first starts at clip start
     masks = T.tag_masks(clips_tags, offsets)
     valid = np.ones(60, bool)
-    got = T.query_rows("walk", masks, valid, offsets, 4)
+    got = Q.query_rows("walk", masks, valid, offsets, 4)
     # Each range loses exactly its last 4 rows; the range ending row 29 does not
     # continue into the range starting row 30; the 3-row range vanishes.
     expect = np.zeros(60, bool)
@@ -205,7 +207,7 @@ def test_end_of_range_removes_last_future_rows_of_each_range():
 
 def test_end_of_range_never_crosses_clips_even_when_all_selected():
     offsets = np.array([0, 10, 25, 27])
-    got = T.query_rows("all", {}, np.ones(27, bool), offsets, 3)
+    got = Q.query_rows("all", {}, np.ones(27, bool), offsets, 3)
     expect = np.zeros(27, bool)
     expect[0:7] = True
     expect[10:22] = True  # clip 2 (2 rows) is shorter than the future: nothing
@@ -216,11 +218,11 @@ def test_end_of_range_per_row_future_and_validity():
     offsets = np.array([0, 20, 40])
     masks = {"run": np.ones(40, bool)}
     masks["run"][15:25] = False
-    fut = T.future_frames_per_row([30.0, 60.0], offsets, 0.1)  # 3 frames, then 6
+    fut = Q.future_frames_per_row([30.0, 60.0], offsets, 0.1)  # 3 frames, then 6
     assert fut.tolist() == [3] * 20 + [6] * 20
     valid = np.ones(40, bool)
     valid[0] = False
-    got = T.query_rows(T.parse_query("run"), masks, valid, offsets, fut)
+    got = Q.query_rows(Q.parse_query("run"), masks, valid, offsets, fut)
     expect = np.zeros(40, bool)
     expect[1:12] = True     # 0..14 selected, 3 ahead, row 0 invalid
     expect[25:34] = True    # 25..39 selected, 6 ahead
@@ -231,7 +233,7 @@ def test_end_of_range_zero_future_is_selection_and_validity():
     rng = np.random.default_rng(1)
     sel = rng.random(50) < 0.5
     valid = rng.random(50) < 0.8
-    got = T.query_rows("x", {"x": sel}, valid, [0, 20, 50], 0)
+    got = Q.query_rows("x", {"x": sel}, valid, [0, 20, 50], 0)
     assert got.tolist() == (sel & valid).tolist()
 
 
@@ -245,7 +247,7 @@ def test_end_of_range_matches_a_plain_loop():
     clip = np.searchsorted(offsets, np.arange(n), side="right") - 1
     expect = [bool(sel[i] and valid[i] and i + fut[i] < offsets[clip[i] + 1]
                    and sel[i:i + fut[i] + 1].all()) for i in range(n)]
-    got = T.query_rows("x", {"x": sel}, valid, offsets, fut)
+    got = Q.query_rows("x", {"x": sel}, valid, offsets, fut)
     assert got.tolist() == expect
 
 
@@ -253,24 +255,24 @@ def test_end_of_range_empty_result_and_bad_input():
     masks = {"stop": np.zeros(20, bool)}
     masks["stop"][3:6] = True
     with pytest.raises(TagError) as e:
-        T.query_rows("stop", masks, np.ones(20, bool), [0, 20], 5)
+        Q.query_rows("stop", masks, np.ones(20, bool), [0, 20], 5)
     assert str(e.value).startswith("The tag query 'stop' selects no frame that can be played")
     assert "shorter than the trajectory" in str(e.value)
     with pytest.raises(TagError, match="no frame carries these tags"):
-        T.query_rows("stop and not stop", masks, np.ones(20, bool), [0, 20], 0)
+        Q.query_rows("stop and not stop", masks, np.ones(20, bool), [0, 20], 0)
     with pytest.raises(TagError, match="whole numbers of frames"):
-        T.query_rows("stop", masks, np.ones(20, bool), [0, 20], -1)
+        Q.query_rows("stop", masks, np.ones(20, bool), [0, 20], -1)
     with pytest.raises(TagError, match="rise from 0"):
-        T.query_rows("stop", masks, np.ones(20, bool), [0, 19], 0)
+        Q.query_rows("stop", masks, np.ones(20, bool), [0, 19], 0)
     with pytest.raises(TagError, match="'go'"):
-        T.query_rows("go", masks, np.ones(20, bool), [0, 20], 0)
+        Q.query_rows("go", masks, np.ones(20, bool), [0, 20], 0)
 
 
 def test_database_query_rows_uses_trajectory_horizon():
     db = SimpleNamespace(spec=default_spec("l", "r", "h"),  # looks 1 s ahead
                          clip_offsets=np.array([0, 100, 250]), clip_fps=np.array([30.0, 60.0]),
                          clip_names=["a", "b"], valid=np.ones(250, bool))
-    got = T.database_query_rows(db, [[Tag("walk", 0, 99)], [Tag("walk", 10, 149)]], "walk")
+    got = Q.database_query_rows(db, [[Tag("walk", 0, 99)], [Tag("walk", 10, 149)]], "walk")
     assert np.flatnonzero(got[:100]).tolist() == list(range(70))
     assert np.flatnonzero(got[100:]).tolist() == list(range(10, 90))
 
@@ -278,57 +280,57 @@ def test_database_query_rows_uses_trajectory_horizon():
 # ---------------------------------------------------------------------- dance cards
 
 
-CARD = T.DanceCard("Locomotion \"basic\"", [
-    T.Move("idle", 20.0, "Standing, weight shifts"),
-    T.Move("walk", 60.5, ""),
-    T.Move("Turn.90-left", None, "tab\there, ünïcode"),
+CARD = D.DanceCard("Locomotion \"basic\"", [
+    D.Move("idle", 20.0, "Standing, weight shifts"),
+    D.Move("walk", 60.5, ""),
+    D.Move("Turn.90-left", None, "tab\there, ünïcode"),
 ])
 
 
 @pytest.mark.parametrize("ext", [".toml", ".json", ".TOML"])
 def test_dance_card_round_trip(tmp_path, ext):
     path = tmp_path / f"card{ext}"
-    T.save_dance_card(CARD, path)
-    assert T.load_dance_card(path) == CARD
-    assert T.load_dance_card(str(path)) == CARD
+    D.save_dance_card(CARD, path)
+    assert D.load_dance_card(path) == CARD
+    assert D.load_dance_card(str(path)) == CARD
 
 
 def test_dance_card_reads_hand_written_files(tmp_path):
     (tmp_path / "loco.toml").write_text(
         '[[move]]\nname = "walk"\nduration = 30\n\n[[move]]\nname = "run"\n', "utf-8")
-    card = T.load_dance_card(tmp_path / "loco.toml")
+    card = D.load_dance_card(tmp_path / "loco.toml")
     assert card.title == "loco"  # no title: the file name
-    assert card.moves == [T.Move("walk", 30.0, ""), T.Move("run", None, "")]
+    assert card.moves == [D.Move("walk", 30.0, ""), D.Move("run", None, "")]
     assert isinstance(card.moves[0].duration_s, float)
     (tmp_path / "loco.json").write_text(
         '\ufeff{"title": "T", "moves": [{"name": "walk", "description": "d"}]}', "utf-8")
-    assert T.load_dance_card(tmp_path / "loco.json") == T.DanceCard("T", [T.Move("walk", None, "d")])
-    assert T.dance_card_from_dict(CARD.to_dict()) == CARD
+    assert D.load_dance_card(tmp_path / "loco.json") == D.DanceCard("T", [D.Move("walk", None, "d")])
+    assert D.dance_card_from_dict(CARD.to_dict()) == CARD
 
 
 def test_dance_card_file_errors(tmp_path):
     with pytest.raises(TagError, match=r"does not exist"):
-        T.load_dance_card(tmp_path / "nope.toml")
+        D.load_dance_card(tmp_path / "nope.toml")
     with pytest.raises(TagError, match=r"\.toml or \.json"):
-        T.load_dance_card(tmp_path / "card.yaml")
+        D.load_dance_card(tmp_path / "card.yaml")
     (tmp_path / "d.json").mkdir()
     with pytest.raises(TagError, match="folder"):
-        T.load_dance_card(tmp_path / "d.json")
+        D.load_dance_card(tmp_path / "d.json")
     bad = tmp_path / "bad.toml"
     bad.write_text('title = "x"\n[[move]]\nname = walk\n', "utf-8")
     with pytest.raises(TagError) as e:
-        T.load_dance_card(bad)
+        D.load_dance_card(bad)
     assert "not valid TOML" in str(e.value) and "line 3" in str(e.value)
     bad = tmp_path / "bad.json"
     bad.write_text('{"title": "x",\n "moves": [\n  {"name": "walk",}\n]}', "utf-8")
     with pytest.raises(TagError) as e:
-        T.load_dance_card(bad)
+        D.load_dance_card(bad)
     assert "not valid JSON" in str(e.value) and "line 3, column" in str(e.value)
     bad.write_bytes(b'{"title": "\xff"}')
     with pytest.raises(TagError, match="UTF-8"):
-        T.load_dance_card(bad)
+        D.load_dance_card(bad)
     with pytest.raises(TagError, match=r"\.toml or \.json"):
-        T.save_dance_card(CARD, tmp_path / "card.txt")
+        D.save_dance_card(CARD, tmp_path / "card.txt")
 
 
 @pytest.mark.parametrize("d, words", [
@@ -357,7 +359,7 @@ def test_dance_card_file_errors(tmp_path):
 ])
 def test_malformed_cards(d, words):
     with pytest.raises(TagError) as e:
-        T.dance_card_from_dict(d)
+        D.dance_card_from_dict(d)
     for w in words:
         assert w in str(e.value)
 
@@ -366,13 +368,13 @@ def test_malformed_toml_card_names_toml_keys(tmp_path):
     p = tmp_path / "c.toml"
     p.write_text('[[moves]]\nname = "walk"\n', "utf-8")
     with pytest.raises(TagError, match="unknown keys: 'moves'.*'title', 'move'"):
-        T.load_dance_card(p)
+        D.load_dance_card(p)
     p.write_text('title = "t"\n', "utf-8")
     with pytest.raises(TagError, match=r"'c.toml' lists no moves; add at least one \[\[move\]\]"):
-        T.load_dance_card(p)
+        D.load_dance_card(p)
     p.write_text('[[move]]\nname = "walk"\nduration = -inf\n', "utf-8")
     with pytest.raises(TagError, match="Move 1 \\('walk'\\) of dance card 'c.toml'.*-inf"):
-        T.load_dance_card(p)
+        D.load_dance_card(p)
 
 
 def test_card_json_is_plain_json():

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from core import humanoid, scenario, tags, text_input
+from core import dance_card, humanoid, scenario, text_input
 from core.errors import MotionMatchingError
 
 DEEP_JSON = "[" * 100000 + "]" * 100000
@@ -32,7 +32,7 @@ def _message(fn, *args):
 def test_deeply_nested_dance_card(tmp_path, name, text):
     path = tmp_path / name
     path.write_text(text)
-    assert "deep" in _message(tags.load_dance_card, path)
+    assert "deep" in _message(dance_card.load_dance_card, path)
 
 
 def test_deeply_nested_bone_map():
@@ -71,23 +71,23 @@ def test_scenario_and_card_in_utf16(tmp_path):
     assert scenario.duration(scenario.load_scenario(str(path))) == 2.0
     card = tmp_path / "card.json"
     card.write_bytes(json.dumps({"title": "T", "moves": [{"name": "walk"}]}).encode("utf-16"))
-    assert tags.load_dance_card(card).moves[0].name == "walk"
+    assert dance_card.load_dance_card(card).moves[0].name == "walk"
     toml = tmp_path / "card.toml"
     toml.write_bytes('title = "T"\n[[move]]\nname = "walk"\n'.encode("utf-16"))
-    assert "UTF-8" in _message(tags.load_dance_card, toml)
+    assert "UTF-8" in _message(dance_card.load_dance_card, toml)
 
 
 def test_long_values_are_shortened_in_messages(tmp_path):
     path = tmp_path / "card.json"
     path.write_text(json.dumps({"title": "x" * 100000, "moves": [{"name": "walk", "duration": ["y" * 10**6]}]}))
-    assert "duration that is not a number" in _message(tags.load_dance_card, path)
+    assert "duration that is not a number" in _message(dance_card.load_dance_card, path)
     assert "..." in _message(humanoid.mapping_from_json, json.dumps({"Hips": ["z" * 10**6]}))
 
 
 def test_dance_card_move_count_is_bounded(tmp_path):
     path = tmp_path / "card.json"
-    path.write_text(json.dumps({"moves": [{"name": "m%d" % i} for i in range(tags.MAX_MOVES + 1)]}))
-    assert "at most %d" % tags.MAX_MOVES in _message(tags.load_dance_card, path)
+    path.write_text(json.dumps({"moves": [{"name": "m%d" % i} for i in range(dance_card.MAX_MOVES + 1)]}))
+    assert "at most %d" % dance_card.MAX_MOVES in _message(dance_card.load_dance_card, path)
 
 
 def test_oversized_file_is_refused_before_reading(tmp_path, monkeypatch):
