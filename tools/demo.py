@@ -3,10 +3,12 @@
     .venv-5.0/bin/python -m tools.demo --out out/demo      # from the repository root
 
 Imports the sample take with its virtual root, tags it from the shipped dance
-card, builds the database, lays the built-in 'showcase' path, maps the Rigify
-human meta-rig and bakes straight onto it (retargeted), exports BVH and glTF,
-prints the report, and renders pictures with Workbench: a contact sheet PNG of
-the character along the path (path and footprints drawn) and a short MP4.
+card, builds the database, lays the built-in 'showcase' path, makes a
+skinned Mixamo-named character the way Blender's glTF importer gives one
+(tools/rigs.py), maps it and bakes straight onto it (retargeted), exports BVH
+and glTF, prints the report, and renders pictures with Workbench: a top view of
+the whole path (tools/top_view.py), a contact sheet PNG and a short MP4 with a
+camera following the character (checker floor, path and footprints drawn).
 Everything goes to --out.
 """
 
@@ -19,8 +21,7 @@ import time
 if not __package__:
     sys.exit("Run from the repository root as: python -m tools.demo")
 
-from tools import addon_session  # noqa: E402
-from tools.mannequin import add_mannequin  # noqa: E402
+from tools import addon_session, rigs, top_view  # noqa: E402
 from tools.mm_cli import Failure, call  # noqa: E402
 
 REPO = addon_session.REPO
@@ -63,55 +64,105 @@ def build_scene(args):
 
 
 def retarget_target(source):
-    """The Rigify meta-rig, mapped and put in T-pose, chosen as the Retarget
+    """A skinned Mixamo-named character (tools/rigs.py) as Blender's glTF
+    importer gives it with its defaults (Y-up centimetre bones, object turned
+    +90 degrees about X and scaled 0.01), auto-mapped and chosen as the Retarget
     panel's target with the take as its source."""
-    import addon_utils
+    import shutil
+    import tempfile
+
     import bpy
 
-    addon_utils.enable("rigify", default_set=True)
-    bpy.ops.object.select_all(action="DESELECT")
-    bpy.ops.object.armature_human_metarig_add()
-    rig = bpy.context.active_object
-    rig.name = "Character"
-    rig.location.x = 0.0
+    folder = tempfile.mkdtemp(prefix="mm_demo_rig_")
+    try:
+        rig, mesh = rigs.make("glTF default", folder, "Character")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     choices = bpy.context.scene.motion_matching.retarget
     choices.source, choices.target = source, rig
+    for obj in bpy.context.view_layer.objects:
+        obj.select_set(obj == rig)
+    bpy.context.view_layer.objects.active = rig
     call(bpy.ops.motion_matching.auto_map_bones)
-    call(bpy.ops.motion_matching.make_tpose)
+    mesh.color = (0.85, 0.55, 0.3, 1.0)
     return rig
 
 
-def render_pictures(args, target, controller, report):
+CAMERA_DISTANCE = 7.0        # m from the hips, perspective 50 mm: the body about half the frame height
+CAMERA_DIRECTION = (0.75, -0.55, 0.35)   # from the hips toward the camera (front-right, a little above)
+
+
+def follow_points(hips, fps, seconds=0.75):
+    """Where the camera aims on each frame: the hips' world position with its
+    side-to-side sway smoothed out (centred moving average), at a fixed height."""
+    import numpy as np
+
+    n = max(1, int(round(seconds * fps)) | 1)
+    pad = np.pad(hips[:, :2], ((n // 2, n // 2), (0, 0)), mode="edge")
+    kernel = np.ones(n) / n
+    xy = np.stack([np.convolve(pad[:, k], kernel, mode="valid") for k in (0, 1)], axis=1)
+    return np.column_stack([xy, np.full(len(xy), 0.85)])
+
+
+def render_pictures(args, target, controller):
+    """The top view, the contact sheet and (unless --no-video) the MP4;
+    returns the files written."""
     import bpy
     import numpy as np
 
-
     scene = bpy.context.scene
-    fs, fe = scene.frame_start, scene.frame_end
-    # The character's body, the floor, the path and the footprints.
-    add_mannequin(target, skip=(target.data.motion_matching.root_bone,))
-    path = _path(controller)
-    lo, hi = path[:, :2].min(axis=0) - 1.5, path[:, :2].max(axis=0) + 1.5
-    _floor(lo, hi)
-    _polyline("Path", path + [0, 0, 0.01], 0.02, (0.15, 0.45, 0.95, 1.0))
-    for i, p in enumerate(_footprints(target, report)):
-        _disc("Footprint%03d" % i, p, 0.05, (0.9, 0.15, 0.15, 1.0))
-    _camera(lo, hi)
-    scene.render.engine = "BLENDER_WORKBENCH"
+    # The top view of the whole path (rendered in a scene of its own).
+    top = os.path.join(args.out, "top_view.png")
+    facts = top_view.render_top_view(top, target, controller, scene=scene)
+    print(top_view.summary(facts))
+    # The floor (checker), the path and the footprints, in the character's scene.
+    coll = scene.collection
+    pts = np.concatenate([facts["path"][:, :2], facts["hips"][:, :2]])
+    top_view.checker_floor(pts.min(axis=0) - 6.0, pts.max(axis=0) + 6.0, coll)
+    path = facts["path"].copy()
+    path[:, 2] = 0.01
+    top_view.polyline("Path", path, 0.02, top_view.PATH_COLOR, coll)
+    top_view.draw_plants(facts["plants"], coll, z=0.006)
+    follow_camera(scene, facts)
+    top_view.workbench(scene, (480, 270))
     scene.display.shading.light = "STUDIO"
-    scene.display.shading.color_type = "OBJECT"
-    scene.render.resolution_x, scene.render.resolution_y = 640, 360
-    scene.render.resolution_percentage = 100
-    scene.render.film_transparent = False
-    if scene.world is None:
-        scene.world = bpy.data.worlds.new("World")
-    scene.world.color = (0.25, 0.27, 0.3)
-    # Contact sheet: evenly spaced frames in a grid.
-    frames = np.linspace(fs, fe, args.tiles).round().astype(int)
+    written = [top, contact_sheet(args, scene)]
+    if not args.no_video:
+        written += video(args, scene)
+    return written
+
+
+def follow_camera(scene, facts):
+    """A camera keyed on every frame at a fixed distance and direction from the
+    smoothed hips (see :func:`follow_points`), made the scene's camera."""
+    import bpy
+    import numpy as np
+    from mathutils import Vector
+
+    fps = scene.render.fps / scene.render.fps_base
+    aim = follow_points(facts["hips"], fps)
+    direction = Vector(CAMERA_DIRECTION).normalized()
+    cam_data = bpy.data.cameras.new("Camera")
+    cam_data.lens = 50.0
+    cam = bpy.data.objects.new("Camera", cam_data)
+    scene.collection.objects.link(cam)
+    cam.rotation_euler = (-direction).to_track_quat("-Z", "Y").to_euler()
+    scene.camera = cam
+    compat = __import__(addon_session.MODULE + ".motion_matching_addon.compat", fromlist=["write_channels"])
+    action = compat.new_action(cam, "CameraFollow")
+    compat.write_channels(action, cam, "location", facts["frames"], aim + np.array(direction) * CAMERA_DISTANCE)
+    return cam
+
+
+def contact_sheet(args, scene):
+    """Evenly spaced frames rendered and laid out four a row; returns its path."""
+    import bpy
+    import numpy as np
+
+    frames = np.linspace(scene.frame_start, scene.frame_end, args.tiles).round().astype(int)
     tiles = []
     tmp = os.path.join(args.out, "frames")
     os.makedirs(tmp, exist_ok=True)
-    scene.render.image_settings.file_format = "PNG"
     _stamp(scene, True)
     for f in frames:
         scene.frame_set(int(f))
@@ -130,25 +181,53 @@ def render_pictures(args, target, controller, report):
         r, c = divmod(i, cols)
         # Image rows run bottom-up in Blender; fill the sheet top-down.
         sheet[(rows - 1 - r) * h:(rows - r) * h, c * w:(c + 1) * w] = t
-    out = bpy.data.images.new("contact_sheet", cols * w, rows * h, alpha=True)
-    out.pixels.foreach_set(sheet.ravel())
-    out.filepath_raw = os.path.join(args.out, "contact_sheet.png")
-    out.file_format = "PNG"
-    out.save()
-    written = [out.filepath_raw]
-    if not args.no_video:
-        scene.render.resolution_x, scene.render.resolution_y = 480, 270
-        use_mp4(scene)
-        scene.render.filepath = os.path.join(args.out, "demo_")
-        end = scene.frame_end
-        if args.video_frames:
-            scene.frame_end = min(end, scene.frame_start + args.video_frames - 1)
-        try:
-            bpy.ops.render.render(animation=True)
-        finally:
-            scene.frame_end = end
-        written += [os.path.join(args.out, f) for f in os.listdir(args.out) if f.endswith(".mp4")]
-    return written
+    path = os.path.join(args.out, "contact_sheet.png")
+    write_png(path, sheet[::-1, :, :3], levels=64)
+    return path
+
+
+def video(args, scene):
+    """The MP4 (its first --video-frames frames if given); returns its path(s)."""
+    import bpy
+
+    scene.render.resolution_x, scene.render.resolution_y = 480, 270
+    use_mp4(scene)
+    scene.render.filepath = os.path.join(args.out, "demo_")
+    end = scene.frame_end
+    if args.video_frames:
+        scene.frame_end = min(end, scene.frame_start + args.video_frames - 1)
+    try:
+        bpy.ops.render.render(animation=True)
+    finally:
+        scene.frame_end = end
+    return [os.path.join(args.out, f) for f in os.listdir(args.out) if f.endswith(".mp4")]
+
+
+def write_png(path, rgb, levels=256):
+    """An 8-bit RGB PNG of ``rgb`` (H, W, 3) floats in 0..1, rows top-down,
+    with ``levels`` values a channel (64 keeps a Workbench render looking the
+    same at half the file size); each pixel stored as its difference to the
+    one on its left (PNG filter "sub"), which suits flat-shaded renders."""
+    import struct
+    import zlib
+
+    import numpy as np
+
+    step = 256 // levels
+    img = (np.clip(rgb, 0.0, 1.0) * 255.0 + 0.5).astype(np.int16) // step * step + step // 2
+    img = np.clip(img, 0, 255)
+    h, w = img.shape[:2]
+    left = np.zeros_like(img)
+    left[:, 1:] = img[:, :-1]
+    rows = ((img - left) % 256).astype(np.uint8).reshape(h, w * 3)
+    raw = np.hstack([np.ones((h, 1), dtype=np.uint8), rows])
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    with open(path, "wb") as fh:
+        fh.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                 + chunk(b"IDAT", zlib.compress(raw.tobytes(), 9)) + chunk(b"IEND", b""))
 
 
 def use_mp4(scene):
@@ -159,94 +238,6 @@ def use_mp4(scene):
     settings.file_format = "FFMPEG"
     scene.render.ffmpeg.format = "MPEG4"
     scene.render.ffmpeg.codec = "H264"
-
-
-def _path(controller):
-    import bpy
-    import numpy as np
-
-    bridge = __import__(addon_session.MODULE + ".motion_matching_addon.controller_build", fromlist=["sample_controller"])
-    scene = bpy.context.scene
-    frames = np.arange(scene.frame_start, scene.frame_end + 1, dtype=np.float64)
-    pos, _f = bridge.sample_controller(bpy.context, controller, frames)
-    return pos
-
-
-def _footprints(target, report):
-    """Toe positions on the frames a foot lock engages (where the feet are planted)."""
-    import bpy
-    import numpy as np
-
-    scene = bpy.context.scene
-    locks = np.asarray(report.get("lock_frames", []))
-    if not len(locks):
-        return []
-    toes = report["toe_bones"]
-    out = []
-    for frame, side in locks:
-        scene.frame_set(int(frame))
-        out.append(np.array(target.matrix_world @ target.pose.bones[toes[int(side)]].head))
-    return out
-
-
-def _material_object(name, mesh, color):
-    import bpy
-
-    obj = bpy.data.objects.new(name, mesh)
-    bpy.context.scene.collection.objects.link(obj)
-    obj.color = color
-    return obj
-
-
-def _floor(lo, hi):
-    import bpy
-
-    mesh = bpy.data.meshes.new("Floor")
-    mesh.from_pydata([(lo[0], lo[1], 0), (hi[0], lo[1], 0), (hi[0], hi[1], 0), (lo[0], hi[1], 0)], [], [(0, 1, 2, 3)])
-    _material_object("Floor", mesh, (0.55, 0.55, 0.55, 1.0))
-
-
-def _polyline(name, pts, radius, color):
-    import bpy
-
-    curve = bpy.data.curves.new(name, "CURVE")
-    curve.dimensions = "3D"
-    curve.bevel_depth = radius
-    spline = curve.splines.new("POLY")
-    spline.points.add(len(pts) - 1)
-    spline.points.foreach_set("co", [c for p in pts for c in (p[0], p[1], p[2], 1.0)])
-    _material_object(name, curve, color)
-
-
-def _disc(name, p, radius, color):
-    import math
-
-    import bpy
-
-    n = 12
-    verts = [(p[0] + radius * math.cos(2 * math.pi * k / n), p[1] + radius * math.sin(2 * math.pi * k / n), 0.005)
-             for k in range(n)]
-    mesh = bpy.data.meshes.new(name)
-    mesh.from_pydata(verts, [], [tuple(range(n))])
-    _material_object(name, mesh, color)
-
-
-def _camera(lo, hi):
-    """An orthographic camera from the side (+X) and above, the path's length
-    (along Y) across the picture."""
-    import bpy
-    from mathutils import Vector
-
-    centre = Vector(((lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, 0.6))
-    cam_data = bpy.data.cameras.new("Camera")
-    cam_data.type = "ORTHO"
-    cam_data.ortho_scale = max(hi[1] - lo[1], (hi[0] - lo[0] + 2.0) * 16 / 9)
-    cam = bpy.data.objects.new("Camera", cam_data)
-    bpy.context.scene.collection.objects.link(cam)
-    direction = Vector((1.0, 0.0, 0.9)).normalized()
-    cam.location = centre + direction * 30.0
-    cam.rotation_euler = (-direction).to_track_quat("-Z", "Y").to_euler()
-    bpy.context.scene.camera = cam
 
 
 def _stamp(scene, on):
@@ -281,9 +272,7 @@ def main(argv=None):
             path = os.path.join(args.out, "baked.%s" % ext)
             call(bpy.ops.motion_matching.export_baked, filepath=path, format=fmt, armature=target.name)
             exports.append(path)
-        report["lock_frames"] = _lock_frames(target)
-        report["toe_bones"] = _toe_bones(bpy.context.scene, target)
-        pictures = render_pictures(args, target, controller, report)
+        pictures = render_pictures(args, target, controller)
         bpy.ops.wm.save_as_mainfile(filepath=os.path.join(args.out, "demo.blend"))
         print(bridge.report_text(report))
         print("coverage: %s" % os.path.join(args.out, "coverage.json"))
@@ -298,34 +287,6 @@ def main(argv=None):
         # session folder (the process ends with os._exit, skipping Blender's own clean-up).
         addon_session.finish(blender_temp=True)
     return 0
-
-
-def _lock_frames(target):
-    """(frame, side) of each frame a lock starts, from the keyed mm_lock_* figures."""
-    import bpy
-    import numpy as np
-
-    compat = __import__(addon_session.MODULE + ".motion_matching_addon.compat", fromlist=["fcurves"])
-    out = []
-    for fc in compat.fcurves(target.animation_data.action, target):
-        for side, key in enumerate(('["mm_lock_left"]', '["mm_lock_right"]')):
-            if fc.data_path == key:
-                co = compat.read_curve(fc)["co"]
-                on = co[:, 1] > 0.5
-                starts = np.flatnonzero(on & ~np.concatenate([[False], on[:-1]]))
-                out += [(int(co[i, 0]), side) for i in starts]
-    return sorted(out)
-
-
-def _toe_bones(scene, target):
-    """The target's toe bones: its retarget mapping, else the database's feature bones."""
-    mapped = {item.name: item.bone for item in target.data.motion_matching.bone_map if item.bone}
-    if mapped.get("LeftToes") and mapped.get("RightToes"):
-        return [mapped["LeftToes"], mapped["RightToes"]]
-    store = __import__(addon_session.MODULE + ".motion_matching_addon.database_store", fromlist=["load"])
-    _db, arrays = store.load(scene)
-    bones = json.loads(str(arrays["feature_bones_json"]))
-    return [bones["left_toe"], bones["right_toe"]]
 
 
 if __name__ == "__main__":

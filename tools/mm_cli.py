@@ -75,6 +75,7 @@ def parse(argv):
     ap.add_argument("--fps", type=float, default=24.0, help="the scene's frame rate (default 24)")
     ap.add_argument("--tag-query", default="", help="restrict matching to tagged frames, e.g. 'walk or run'")
     ap.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    ap.add_argument("--top-view", metavar="FILE", help="also render a top view of the bake to this PNG")
     group = ap.add_argument_group("bake settings", "one per knob of core.bake.BakeSettings (default: its default)")
     for k in bake_knobs():
         flag, text = "--" + k.name.replace("_", "-"), k.description.replace("%", "%%")
@@ -315,6 +316,9 @@ def run(args):
     bake_bridge = __import__(module + ".motion_matching_addon.bake_bridge", fromlist=["report_text"])
     print(bake_bridge.report_text(report))
     print("wrote %s and %s" % (os.path.join(args.out, "baked.blend"), report_path))
+    if args.top_view:
+        from tools import top_view
+        print(top_view.summary(top_view.render_top_view(os.path.abspath(args.top_view), armatures[0], ctrl)))
     return report
 
 

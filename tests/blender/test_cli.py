@@ -19,9 +19,13 @@ def _run(*args):
 def test_cli_writes_blend_and_report(tmp_path):
     out = tmp_path / "run"
     proc = _run("--bvh", SAMPLE_TAKE, "--scale", "0.01", "--dance-card", os.path.join(SAMPLES, "jl_mm_dance_card.toml"),
-                "--scenario", "straight_walk", "--fps", "30", "--out", str(out))
+                "--scenario", "straight_walk", "--fps", "30", "--out", str(out),
+                "--top-view", str(tmp_path / "pictures" / "top.png"))
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (out / "baked.blend").is_file()
+    with open(tmp_path / "pictures" / "top.png", "rb") as fh:
+        assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert "top view: " in proc.stdout
     report = json.loads((out / "report.json").read_text())
     assert report["fps"] == 30 and report["frames"] == 301
     assert "searches / jumps" in proc.stdout and "tracking error" in proc.stdout

@@ -35,7 +35,7 @@ def test_demo_command(tmp_path):
                            "--video-frames", "6", "--tiles", "4"], cwd=REPO, capture_output=True, text=True,
                           timeout=600, env=_env())
     assert proc.returncode == 0, proc.stderr[-3000:]
-    for name in ("contact_sheet.png", "baked.bvh", "baked.glb", "report.json", "coverage.json", "demo.blend",
+    for name in ("contact_sheet.png", "top_view.png", "baked.bvh", "baked.glb", "report.json", "coverage.json", "demo.blend",
                  "demo_0001-0006.mp4"):
         assert (out / name).is_file() and (out / name).stat().st_size > 1000, name
     assert "tracking error" in proc.stdout and "worst moments" in proc.stdout
