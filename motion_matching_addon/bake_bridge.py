@@ -160,7 +160,7 @@ def with_take_toe_floor(settings, db, arrays):
 
 
 def run_steps(context, controller, armature, settings, tag_query="", frame_start=None, frame_end=None,
-              path_scale=1.0, to_bake=None):
+              path_scale=1.0, to_bake=None, database=None):
     """Simulate and return a :class:`BakeOutput` (no data written).
 
     ``path_scale``: when the result will be retargeted onto a character of
@@ -169,11 +169,13 @@ def run_steps(context, controller, armature, settings, tag_query="", frame_start
     in the report are given in the target's size. ``to_bake`` (4, 4): the
     matrix taking the world to the space the database skeleton walks in
     (default: the inverse of the armature's world matrix, divided by
-    ``path_scale``; see :func:`controller_matrix` for another rig). A generator yielding the
-    fraction done; a caller may stop it early, nothing is written here."""
+    ``path_scale``; see :func:`controller_matrix` for another rig). ``database``:
+    what :func:`ensure_database` returned, when the caller has just called it (its
+    fingerprint check reads every key of the listed actions). A generator yielding
+    the fraction done; a caller may stop it early, nothing is written here."""
     scene = context.scene
     t0 = time.perf_counter()
-    db, arrays, note = ensure_database(context)
+    db, arrays, note = database if database is not None else ensure_database(context)
     skeleton = skeleton_of(arrays)
     fs = scene.frame_start if frame_start is None else frame_start
     fe = scene.frame_end if frame_end is None else frame_end

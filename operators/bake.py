@@ -56,13 +56,15 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         query = self.tag_query or scene.motion_matching.tag_query
         ctrl = bake_bridge.controller_object(context, self.controller)
         target = bake_bridge.bake_target(context, self.armature)
-        _db, arrays, note = bake_bridge.ensure_database(context)
+        database = bake_bridge.ensure_database(context)
+        _db, arrays, note = database
         setup = None
         if bake_bridge.needs_retarget(target, bake_bridge.skeleton_of(arrays)):
             setup = bake_bridge.retarget_setup(context, target, self.scale or None)
         steps = bake_bridge.run_steps(context, ctrl, target, self.settings(context), tag_query=query, frame_start=fs,
                                       frame_end=fe, path_scale=setup.plan.scale if setup else 1.0,
-                                      to_bake=bake_bridge.controller_matrix(setup) if setup else None)
+                                      to_bake=bake_bridge.controller_matrix(setup) if setup else None,
+                                      database=database)
         self._note = note
         return steps, target, setup
 
