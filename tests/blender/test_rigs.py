@@ -267,3 +267,40 @@ def test_a_good_result_raises_no_warning(trial):
         retarget_warnings = [w for w in trial[key]["warnings"] if w.startswith("Retargeted onto")]
         assert retarget_warnings == [], key
         assert trial[key]["size_ratio"] == pytest.approx(0.88 / 0.968, abs=0.01), key
+
+
+# ----------------------------------------------------------------------------
+# The same thresholds on every other import (bone directions, automatic bone
+# orientation, leaf bones, joints with X along the bone), as imported.
+
+
+@pytest.fixture(scope="module")
+def every_import(addon, tmp_path_factory):
+    folder = str(tmp_path_factory.mktemp("every_import"))
+    take, controller = rig_trial.sample_scene(24)
+    out = {}
+    for setup in rigs.SETUP_NAMES:
+        if setup == "glTF default":      # measured by ``trial`` above
+            continue
+        rig, mesh = rigs.make(setup, folder, "C_" + "".join(c if c.isalnum() else "_" for c in setup))
+        rig_trial.auto_map(rig)
+        rig_trial.retarget(take, rig)
+        ret, _heads, _names = rig_trial.retarget_figures(take, rig, mesh, mesh_frames=8)
+        report = rig_trial.bake(rig, folder)
+        bake, _heads, _names = rig_trial.bake_figures(rig, mesh, controller, report, 24)
+        out[setup] = {"retarget": ret, "bake": bake}
+        _remove(mesh, rig)
+    return out
+
+
+@pytest.mark.parametrize("setup", [s for s in rigs.SETUP_NAMES if s != "glTF default"])
+def test_issue_thresholds_on_every_import(every_import, setup):
+    """With no manual step: limbs follow the source, the mesh stays above the
+    floor, the hips follow the controller's path, the soles stand on the floor,
+    and the report's tracking is the measured one."""
+    r, b = every_import[setup]["retarget"], every_import[setup]["bake"]
+    assert r["angle_excess_deg"] <= 3.0 and r["lowest_m"] >= -0.02, r
+    assert abs(b["percent"] - 100.0) <= 3.0, b
+    assert b["distance_mean_m"] <= 0.10 and b["distance_max_m"] <= 0.15, b
+    assert b["lowest_m"] >= -0.02 and abs(b["soles_m"]) <= 0.02, b
+    assert abs(b["report_tracking_max_m"] - b["distance_max_m"]) <= 0.02, b
