@@ -32,18 +32,21 @@ def timed(fn, repeat):
     return statistics.median(times), times
 
 
-def tiled(src, dst, copies):
-    """The take with its MOTION block repeated ``copies`` times."""
+def tiled(src, dst, copies=1, at_least=None):
+    """The take with its MOTION block repeated ``copies`` times (or as often as
+    it takes to reach ``at_least`` frames); returns the frame count."""
     with open(src) as fh:
         text = fh.read()
     head, _, rest = text.partition("MOTION")
     lines = rest.strip().splitlines()
     frames = int(lines[0].split()[1])
-    body = lines[2:]
+    if at_least is not None:
+        copies = -(-at_least // frames)
+    body = "\n".join(lines[2:]) + "\n"
     with open(dst, "w") as fh:
         fh.write(head + "MOTION\nFrames: %d\n%s\n" % (frames * copies, lines[1]))
         for _ in range(copies):
-            fh.write("\n".join(body) + "\n")
+            fh.write(body)
     return frames * copies
 
 

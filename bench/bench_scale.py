@@ -26,6 +26,7 @@ import time
 if not __package__:
     sys.exit("Run from the repository root as: python -m bench.bench_scale")
 
+from bench.bench_import import tiled  # noqa: E402
 from tools import addon_session  # noqa: E402
 
 SAMPLE = os.path.join(addon_session.REPO, "samples", "jl_mm_run.bvh")
@@ -129,22 +130,6 @@ def bench_joints(max_joints, frames):
 # Frames
 
 
-def tiled(src, dst, frames_wanted):
-    """The take with its MOTION block repeated until it has at least ``frames_wanted`` frames."""
-    with open(src) as fh:
-        text = fh.read()
-    head, _, rest = text.partition("MOTION")
-    lines = rest.strip().splitlines()
-    frames = int(lines[0].split()[1])
-    copies = -(-frames_wanted // frames)
-    body = "\n".join(lines[2:]) + "\n"
-    with open(dst, "w") as fh:
-        fh.write(head + "MOTION\nFrames: %d\n%s\n" % (frames * copies, lines[1]))
-        for _ in range(copies):
-            fh.write(body)
-    return frames * copies
-
-
 def key_count():
     import importlib
 
@@ -162,7 +147,7 @@ def bench_frames(frames_wanted):
     print("\n2. Frames (the sample take tiled, 23 joints)")
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "tiled.bvh")
-        frames = tiled(SAMPLE, path, frames_wanted)
+        frames = tiled(SAMPLE, path, at_least=frames_wanted)
         size = os.path.getsize(path)
         bpy.ops.wm.read_homefile(use_empty=True)
         gc.collect()
