@@ -429,9 +429,9 @@ def report_text(report):
             ("facing off travel / asked (deg)", "%.1f / %s" % (report["facing_error_travel_mean_deg"],
                                                                "-" if asked is None else "%.1f" % asked)),
         ]
-        upper = report.get("upper_body_facing_error_asked_mean_deg")
-        if upper is not None:
-            rows.append(("upper body off asked facing (deg)", "%.1f" % upper))
+        hips = report.get("hips_facing_error_asked_mean_deg")
+        if hips is not None:
+            rows.append(("hip joints off asked facing (deg)", "%.1f" % hips))
         rows += [
             ("hips to path (m)", "mean %.3f, max %.3f" % (report["hips_tracking_mean_m"], report["hips_tracking_max_m"])),
         ]
