@@ -204,9 +204,9 @@ def _coverage_warnings(path, fps, frames, coverage):
     if len(coverage) > 2 and coverage[2] > STANDING_ROWS:
         runs = [r for r in _runs(speed < STAND_SPEED) if r[1] - r[0] + 1 >= STAND_SECONDS * fps]
         if runs:
-            out.append("The path stands still at %s, but the rows the search may play never stand (the slowest "
-                       "move at %.1f m/s): the character steps in place there (add standing frames, e.g. idle, "
-                       "to the tag query)." % (_ranges(runs, frames), coverage[2]))
+            out.append("The path stands still at %s, but the rows the search may play do not stand (99%% of them "
+                       "move faster than %.1f m/s): the character steps in place there (add standing frames, e.g. "
+                       "idle, to the tag query)." % (_ranges(runs, frames), coverage[2]))
     return out
 
 
