@@ -303,9 +303,13 @@ def query_rows(query, masks, db_valid, clip_offsets, future_frames, selected_ahe
     if not allowed.any():
         if not sel.any():
             why = "no frame carries these tags."
+        elif ahead.max() > 0 and np.array_equal(ahead, fut):
+            why = ("every selected range is shorter than the trajectory looks ahead "
+                   f"({int(fut.max())} frames) or lies on frames the database does not offer.")
         elif ahead.max() > 0:
-            why = ("every selected range is shorter than the frames a row needs ahead of it "
-                   f"({int(ahead.max())}) or lies on frames the database does not offer.")
+            why = ("every selected range is shorter than the lead a frame needs after it "
+                   f"({int(ahead.max())} frames; a lower Tag Query Lead offers shorter pieces) or lies on "
+                   "frames the database does not offer.")
         else:
             why = ("every selected frame lies within the trajectory's look-ahead "
                    f"({int(fut.max())} frames) of its clip's end or on frames the database does not offer.")

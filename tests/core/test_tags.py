@@ -283,7 +283,9 @@ def test_end_of_range_empty_result_and_bad_input():
     with pytest.raises(TagError) as e:
         Q.query_rows("stop", masks, np.ones(20, bool), [0, 20], 5, selected_ahead=5)
     assert str(e.value).startswith("The tag query 'stop' selects no frame that can be played")
-    assert "shorter than the frames a row needs ahead" in str(e.value)
+    assert "shorter than the trajectory looks ahead (5 frames)" in str(e.value)
+    with pytest.raises(TagError, match="shorter than the lead a frame needs after it \\(3 frames; a lower Tag Query"):
+        Q.query_rows("stop", masks, np.ones(20, bool), [0, 20], 5, selected_ahead=3)
     # By default a short range plays as long as it lasts; only the clip's end is out of reach.
     assert np.flatnonzero(Q.query_rows("stop", masks, np.ones(20, bool), [0, 20], 5)).tolist() == [3, 4, 5]
     late = {"stop": np.arange(20) >= 17}
