@@ -4,7 +4,7 @@ on the sample take and measure the result from the baked keys (issue 10).
 Run from the repository root (tools/ and core/ are imported as packages):
 
     .venv-4.5/bin/python -m bench.bench_paths [--fps 24 30 60] [--paths figure8 zigzag ...]
-                                             [--walk-query walk] [--json out/paths.json]
+                                             [--walk-query walk] [--json out/paths.json] [--no-before]
 
 Set-up as a user would: the sample take imported with scale 0.01 and a virtual
 root, tags suggested from the shipped dance card, the database built, a
@@ -18,8 +18,13 @@ world positions by the add-on's forward kinematics, checked against Blender's
 pose after ``frame_set`` on a few frames of every bake. The raw take is
 measured the same way at the same frame rate (its action evaluated on
 fractional frames). Beside them, the bake report's own figures and the
-difference. One bake per row (bakes are deterministic); the real-time factor
-is the report's, so it moves with the machine's load.
+difference. One bake per row and variant (bakes are deterministic); the
+real-time factor is the report's, so it moves with the machine's load.
+
+Every row is baked twice: "before", with the bake options of :data:`BEFORE`
+(issue 10's new behaviour turned off: the greedy bake without warping), and
+"after", with the defaults; both tables are printed, then issue 10's "Done
+when" checks of every row (bench/done_when.py).
 """
 
 import argparse
@@ -33,6 +38,7 @@ import time
 if not __package__:
     sys.exit("Run from the repository root as: python -m bench.bench_paths")
 
+from bench import done_when  # noqa: E402
 from tools import addon_session  # noqa: E402
 
 SAMPLES = os.path.join(addon_session.REPO, "samples")
@@ -40,6 +46,16 @@ SUITE_DIR = os.path.join(SAMPLES, "paths")
 SUITE = ("showcase", "figure8", "zigzag", "walk_stand_walk", "slow_circle", "run_reversal", "strafe")
 WALK_PATHS = ("walk_stand_walk", "slow_circle", "figure8")
 CHECK_FRAMES = 4          # frames per bake compared with frame_set
+
+# The bake before issue 10: options of motion_matching.bake that turn its new
+# behaviour off (each new knob of the issue adds its "off" value here).
+BEFORE = {
+    "lock_on_contact": False,      # feet planted from the data
+    "unlock_distance": 0.2,        # its default before
+    "planted_adjustment": 1.0,     # no change of the pull while a foot is planted
+    "strafe_warp": 0.0,            # orientation warping of the strafe
+    "strict_tag_query": True,      # a tag query offers only rows whose whole future it selects
+}
 CHECK_TOLERANCE = 1e-4    # m
 
 
@@ -54,7 +70,7 @@ def scenario_of(name):
 
 def setup(walk_query):
     """Import, tag, build; returns (armature, raw action, database, seconds of
-    rows the walking query leaves searchable)."""
+    rows the walking query leaves searchable: by default, and strict)."""
     import bpy
 
     ops = bpy.ops.motion_matching
@@ -68,9 +84,22 @@ def setup(walk_query):
     from tools import path_measure
 
     db, arrays = path_measure.addon("motion_matching_addon.database_store").load(bpy.context.scene)
-    rows = path_measure.addon("motion_matching_addon.database_search").allowed_rows(db, arrays, walk_query)
-    walk_s = float(rows.sum() / db.clip_fps[0])
+    search = path_measure.addon("motion_matching_addon.database_search")
+    settings = path_measure.addon("motion_matching_addon.bake_settings").to_core(
+        bpy.context.scene.motion_matching.bake_settings)
+    walk_s = [float(search.bake_rows(db, arrays, walk_query, settings)[k].sum() / db.clip_fps[0]) for k in (0, 1)]
+    walk_s.append(float(search.allowed_rows(db, arrays, walk_query, strict=True).sum() / db.clip_fps[0]))
     return obj, obj.animation_data.action, db, walk_s
+
+
+def check_options(options):
+    """Refuse bake options the operator does not accept (a knob renamed or gone)."""
+    import bpy
+
+    known = set(bpy.ops.motion_matching.bake.get_rna_type().properties.keys())
+    unknown = sorted(set(options) - known)
+    if unknown:
+        sys.exit("BEFORE names options motion_matching.bake does not accept: %s" % ", ".join(unknown))
 
 
 def raw_motion(obj, action, db, fps):
@@ -88,8 +117,9 @@ def raw_motion(obj, action, db, fps):
     return path_measure.read_motion(obj, action, frames, fps, contacts=contacts)
 
 
-def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp):
-    """Bake one path at one rate; returns the measured row."""
+def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp, variant="after", options=None):
+    """Bake one path at one rate with bake ``options`` (operator keywords over the
+    defaults); returns the measured row."""
     import bpy
     import numpy as np
 
@@ -110,8 +140,9 @@ def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp):
     scene.motion_matching.bake_armature = obj
     report_path = os.path.join(tmp, "report.json")
     t0 = time.perf_counter()
+    options = dict(options or {})
     result = ops.bake(controller=ctrl.name, armature=obj.name, use_facing=scenario.has_facing,
-                      tag_query=tag_query, report_path=report_path)
+                      tag_query=tag_query, report_path=report_path, **options)
     wall = time.perf_counter() - t0
     if result != {"FINISHED"}:
         raise RuntimeError("bake of %s did not finish" % name)
@@ -126,7 +157,10 @@ def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp):
     times = (frames - 1.0) / fps
     target, asked = sc.sample(scenario, times)
     row = path_measure.measure(bake, raw, floor, path=target, asked_facing=asked)
-    row.update(path=name, query=tag_query or "", report=report, operator_s=wall, frame_set_check_m=check)
+    row.update(path=name, query=tag_query or "", report=report, operator_s=wall, frame_set_check_m=check,
+               variant=variant, options=options,
+               clamp_m=options.get("clamp_distance", scene.motion_matching.bake_settings.clamp_distance))
+    row["glides_warned"] = done_when.warned_glides(row["glides"], report.get("warnings", []))
     # Leave the scene as it was: the take plays its own action again.
     path_measure.addon("motion_matching_addon.compat").assign_action(obj, raw_action)
     bpy.data.actions.remove(action)
@@ -140,8 +174,8 @@ def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp):
 COLUMNS = (
     ("path", 16), ("db", 7), ("fps", 3), ("slide", 6), ("raw", 5), ("ratio", 5), ("c ratio", 7), ("rep", 6),
     ("rep r", 5),
-    ("seed m", 6), ("face trv", 8), ("face ask", 8), ("ask up", 6), ("hips mean/max", 13), ("rep max", 7), ("glides", 12),
-    ("rot x", 5), ("toe cm", 6), ("rt x", 5),
+    ("seed m", 6), ("face trv", 8), ("face ask", 8), ("ask hips", 8), ("hips mean/max", 13), ("rep max", 7),
+    ("glides", 12), ("warned", 6), ("rot x", 5), ("toe cm", 6), ("rt x", 5),
 )
 
 
@@ -168,10 +202,11 @@ def table(rows):
             _f(r["seed"]["m_per_seconds"], "%.2f"),
             _f(r["facing_travel"]["mean_deg"], "%.1f"),
             _f(r["facing_asked"]["mean_deg"] if r["facing_asked"] else None, "%.1f"),
-            _f(r["upper_facing_asked"]["mean_deg"] if r.get("upper_facing_asked") else None, "%.1f"),
+            _f(r["hips_facing_asked"]["mean_deg"] if r.get("hips_facing_asked") else None, "%.1f"),
             "%.1f/%.1f" % (100 * track["mean_m"], 100 * track["max_m"]),
             "%.1f" % (100 * rep.get("hips_tracking_max_m", rep["tracking_error_max_m"])),
             "%d/%d/%.1f" % (len(r["glides"]), r["glide_frames"], r["glide_longest_m"]),
+            "%d/%d" % (r["glides_warned"], len(r["glides"])),
             _f(r["rotation"]["ratio"], "%.2f"), "%+.1f" % (100 * r["toe_margin_m"]),
             "%.0f" % rep["real_time_factor"],
         )
@@ -187,13 +222,14 @@ rep, rep r: the bake report's planted sliding (contact-aware, as c ratio) and it
 seed m: ankles under 13 cm, both feet, metres per 14.5 s (the seed write-up's 3.72 m)
 face trv: mean degrees between the body (hip joints) and the travel direction (hips over 0.5 s) where hips > 0.5 m/s
   (the raw take scores %.1f: it walks backwards and sideways in places; its median is %.1f)
-face ask: mean degrees from the asked facing (strafe), hip joints; ask up: the same for the upper body
-  (upper-arm heads): with the strafe warp the legs turn toward travel and the upper body keeps the facing
+face ask: mean degrees from the asked facing (strafe), upper body (upper-arm heads), as the report measures it;
+  ask hips: the same for the hip joints: with the strafe warp the legs turn toward travel on purpose
 hips mean/max: hips to the path, cm; rep max: the report's hips tracking maximum, cm
 glides: frozen glides (hips > 0.5 m/s and for > 0.5 s no foot becomes planted or stops being planted):
   count/frames/metres the hips travel in the longest. Either a frozen pose or feet that never plant because
   they skate faster than 1 m/s; neither adds to the sliding columns, so read those with this one. A short
-  glide (about 0.6 s, under 1 m) is a stance held too long for the speed
+  glide (about 0.6 s, under 1 m) is a stance held too long for the speed; warned: how many of them lie in
+  frames the report's warnings name (feet that do not step, most searches jump)
 rot x: largest per-frame joint rotation change / the raw take's 99.9th percentile (worst joint)
 toe cm: lowest toe minus the raw take's lowest toe; rt x: the report's real-time factor"""
 
@@ -246,62 +282,115 @@ def comparison(rows):
     return out
 
 
+def checks_table(rows):
+    """Issue 10's Done-when checks, PASS/FAIL per row and check, and per variant
+    how many rows pass each."""
+    head = "%-16s %-7s %3s %-6s " % ("path", "db", "fps", "bake") + " ".join(
+        "%-*s" % (max(4, len(c)), c) for c in done_when.CHECKS)
+    out = ["Done-when checks per row", head]
+    passed = {}
+    for r in rows:
+        c = done_when.checks(r)
+        out.append("%-16s %-7s %3d %-6s " % (r["path"], _db(r), r["fps"], r["variant"]) + " ".join(
+            "%-*s" % (max(4, len(k)), done_when.mark(c[k])) for k in done_when.CHECKS))
+        for k, v in c.items():
+            if v is not None:
+                tally = passed.setdefault(r["variant"], {}).setdefault(k, [0, 0])
+                tally[0] += int(v)
+                tally[1] += 1
+    for variant, tally in passed.items():
+        out.append("%s: rows passing: %s" % (variant, ", ".join(
+            "%s %d/%d" % (k, tally[k][0], tally[k][1]) for k in done_when.CHECKS if k in tally)))
+    return out
+
+
+def run_bakes(args, obj, raw_action, db, floor, raw60, tmp):
+    """Bake every job at every rate, before and after; the measured rows."""
+    rows = []
+    variants = ([("before", BEFORE)] if args.before else []) + [("after", {})]
+    for fps in args.fps:
+        raw = raw60 if fps == int(db.clip_fps[0]) else raw_motion(obj, raw_action, db, fps)
+        jobs = [(p, "") for p in args.paths]
+        if args.walk_query:
+            jobs += [(p, args.walk_query) for p in WALK_PATHS if p in args.paths]
+        for variant, options in variants:
+            for name, query in jobs:
+                row = bake_path(obj, raw_action, name, fps, query, raw, floor, tmp, variant, options)
+                rows.append(row)
+                print("baked %-16s %-5s %2d fps %-6s: sliding %.2fx" % (
+                    name, query or "all", fps, variant, row["sliding_ratio"]), flush=True)
+    return rows
+
+
+def print_results(args, rows, floor, raw60, walk_s, worst_check):
+    import bpy
+
+    from core import path_metrics as pm
+
+    raw_facing = pm.travel_facing_error(pm.body_facing(raw60.hip_joints[:, 0], raw60.hip_joints[:, 1]),
+                                        raw60.hips, raw60.fps)
+    print()
+    print("Blender %s; sample take: planted ankle height %.1f cm (the report's %.1f cm); walking rows: tag query %r: "
+          "%.1f s searchable of %.1f s playable (strict rule: %.1f s)" % (
+              bpy.app.version_string, 100 * floor, 100 * rows[0]["report"]["planted_ankle_height_m"],
+              args.walk_query, *walk_s))
+    print("frozen glides in the raw take itself: %s" % ", ".join(
+        "%d at %d fps" % (r["raw_glides"], r["fps"]) for r in rows
+        if r["path"] == rows[0]["path"] and not r["query"] and r["variant"] == "after"))
+    print("bulk positions vs frame_set: largest difference %.2g m over %d frames per bake (limit %g)"
+          % (worst_check, CHECK_FRAMES, CHECK_TOLERANCE))
+    for variant, what in (("before", "bake options %s" % ", ".join("%s=%s" % kv for kv in BEFORE.items())),
+                          ("after", "the bake's defaults")):
+        some = [r for r in rows if r["variant"] == variant]
+        if some:
+            print()
+            print("%s: %s" % (variant.upper(), what))
+            for line in table(some):
+                print(line)
+    print(LEGEND % (raw_facing["mean_deg"], raw_facing["median_deg"]))
+    after = [r for r in rows if r["variant"] == "after"]
+    print()
+    for line in comparison(after):
+        print(line)
+    print()
+    for line in agreement(after):
+        print(line)
+    print()
+    for line in checks_table(rows):
+        print(line)
+    print(done_when.LEGEND)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fps", type=int, nargs="+", default=[24, 30, 60], help="scene rates (default 24 30 60)")
     ap.add_argument("--paths", nargs="+", default=list(SUITE), choices=SUITE, help="paths (default: all)")
     ap.add_argument("--walk-query", default="walk",
                     help="tag query of the walking-only database ('' skips those rows; default 'walk')")
+    ap.add_argument("--no-before", dest="before", action="store_false",
+                    help="bake only with the defaults (not also with the options of BEFORE)")
     ap.add_argument("--json", metavar="OUT", help="also write the rows as JSON")
     args = ap.parse_args()
     t_start = time.perf_counter()
     addon_session.start()
     import bpy
-    import numpy as np
 
     from core import path_metrics as pm
 
+    check_options(BEFORE)
     obj, raw_action, db, walk_s = setup(args.walk_query)
     raw60 = raw_motion(obj, raw_action, db, float(db.clip_fps[0]))
     floor = pm.planted_height(raw60.ankles, raw60.toes, raw60.fps)
-    rows, worst_check = [], 0.0
     with tempfile.TemporaryDirectory() as tmp:
-        for fps in args.fps:
-            raw = raw60 if fps == int(db.clip_fps[0]) else raw_motion(obj, raw_action, db, fps)
-            jobs = [(p, "") for p in args.paths]
-            if args.walk_query:
-                jobs += [(p, args.walk_query) for p in WALK_PATHS if p in args.paths]
-            for name, query in jobs:
-                row = bake_path(obj, raw_action, name, fps, query, raw, floor, tmp)
-                worst_check = max(worst_check, row["frame_set_check_m"])
-                rows.append(row)
-                print("baked %-16s %-5s %2d fps: sliding %.2fx" % (name, query or "all", fps, row["sliding_ratio"]),
-                      flush=True)
-    raw_facing = pm.travel_facing_error(pm.body_facing(raw60.hip_joints[:, 0], raw60.hip_joints[:, 1]),
-                                        raw60.hips, raw60.fps)
-    print()
-    print("Blender %s; sample take: planted ankle height %.1f cm (the report's %.1f cm); walking rows: tag query %r "
-          "(%.1f s of rows)" % (bpy.app.version_string, 100 * floor, 100 * rows[0]["report"]["planted_ankle_height_m"],
-                                args.walk_query, walk_s))
-    print("frozen glides in the raw take itself: %s" % ", ".join(
-        "%d at %d fps" % (r["raw_glides"], r["fps"]) for r in rows if r["path"] == rows[0]["path"] and not r["query"]))
-    print("bulk positions vs frame_set: largest difference %.2g m over %d frames per bake (limit %g)"
-          % (worst_check, CHECK_FRAMES, CHECK_TOLERANCE))
-    for line in table(rows):
-        print(line)
-    print(LEGEND % (raw_facing["mean_deg"], raw_facing["median_deg"]))
-    print()
-    for line in comparison(rows):
-        print(line)
-    print()
-    for line in agreement(rows):
-        print(line)
+        rows = run_bakes(args, obj, raw_action, db, floor, raw60, tmp)
+    worst_check = max(r["frame_set_check_m"] for r in rows)
+    print_results(args, rows, floor, raw60, walk_s, worst_check)
     print("bench time %.0f s" % (time.perf_counter() - t_start))
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as fh:
             json.dump({"blender": bpy.app.version_string, "planted_ankle_height_m": floor, "walk_query": args.walk_query,
-                       "rows": rows}, fh, indent=1, default=_plain)
+                       "before": BEFORE, "rows": rows}, fh, indent=1, default=_plain)
     addon_session.disable()
     if worst_check > CHECK_TOLERANCE:
         sys.exit("bulk positions differ from frame_set by %.3g m" % worst_check)

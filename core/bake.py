@@ -138,6 +138,16 @@ class BakeSettings:
     unlock_distance: float = knob(
         0.5, "Unlock Distance", "Release a pinned toe when the animation pulls it this far away", unit="length",
         min=0.01, soft_max=1.0)
+    tag_query_ahead: float = knob(
+        1.0 / 3.0, "Tag Query Lead", "Under a tag query, a frame is offered only when this many seconds of the query's "
+        "frames follow it in its take, so a piece chosen there plays at least that long before the bake must "
+        "search again (it searches as soon as the frame playing leaves the query's frames); the trajectory's "
+        "look-ahead (1 s) or more: the whole future a frame promises stays in the query's frames, which leaves "
+        "almost nothing of a take cut in short tagged pieces", unit="time", min=0.0, soft_max=1.0)
+    strict_tag_query: bool = knob(
+        False, "Strict Tag Query", "Under a tag query, search and play only frames whose whole trajectory look-ahead "
+        "(1 s) lies in the query's frames (the rule before Tag Query Lead; a take cut in short tagged pieces then "
+        "offers almost nothing and one pose may freeze and glide)")
     toe_floor: float = None                 # m: toes are kept above this height (None: no floor)
 
     def check(self):
@@ -289,14 +299,17 @@ def bake(*args, progress=None, **kwargs):
 
 def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, controller_facing,
                settings=None, allowed=None, index=None, root_positions=None, root_quats=None,
-               toe_speeds=None):
+               toe_speeds=None, playable=None):
     """Run motion matching along ``controller_pos`` (S, 3), sampled every
     1/fps seconds of the database, in the armature's space.
 
     ``pose_locations`` (N, J, 3) and ``pose_rotations`` (N, J, 4): each row's pose
     channels; ``root_positions`` (N, 3) and ``root_quats`` (N, 4): each row's
     character frame (ground position and yaw), in its clip's own space.
-    ``allowed`` (N,) rows a search may return (default: the valid ones).
+    ``allowed`` (N,) rows a search may return (default: the valid ones);
+    ``playable`` (N,) rows that may play on once reached (default: the allowed
+    ones; a tag query's selection, of which only rows with a lead are searched):
+    the bake searches at once when the row playing is not playable.
     ``toe_speeds`` (N, 2): each row's toe speeds in the take; when given, a toe
     locks when the data says it is planted and still there (rather than when the
     baked toe, which the path's corrections may be dragging, is still).
@@ -317,7 +330,7 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     if warp is not None:
         sim_yaw = sim_yaw + warp      # the lower body's wanted facing: the search and the root follow it
     matcher = _Matcher(db, trajectory_queries(db.spec, sim.positions, sim_yaw, fps), allowed,
-                       index or SearchIndex(db.features), settings)
+                       index or SearchIndex(db.features), settings, playable)
     # 2 and 4. The rows played (searches, jumps) and the root, step by step.
     played = yield from _play_rows(db, ctrl, sim.positions, sim_yaw, sim.velocities, matcher,
                                    _RootMotion(db, root_positions, root_quats, settings, dt), settings, fps)
@@ -418,8 +431,9 @@ class _Matcher:
     """Stage 2's search: the query of a step (the playing row's pose features and
     the spring character's trajectory ``traj`` (S, D), raw) against the allowed rows."""
 
-    def __init__(self, db, traj, allowed, index, settings):
+    def __init__(self, db, traj, allowed, index, settings, playable=None):
         self.db, self.traj, self.allowed, self.index = db, traj, allowed, index
+        self.playable = allowed if playable is None else np.asarray(playable, dtype=bool) | allowed
         self.margin = settings.jump_cost_margin
         self.bone_cols = np.zeros(db.spec.dim, dtype=bool)
         slices = ft.group_slices(db.spec)
@@ -543,7 +557,7 @@ def _play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps
             cur = int(nxt[cur]) if nxt[cur] != cur else cur
         px, py, yaw = root.clamped(px, py, yaw, ctrl[s], sim_yaw[s])
         v = sim_vel[s, :2]
-        at_end = cur is not None and (nxt[cur] == cur or not matcher.allowed[cur])
+        at_end = cur is not None and (nxt[cur] == cur or not matcher.playable[cur])
         if cur is None or s - last_search >= interval or _sharp_change(want_v, v, settings) or at_end:
             best, best_cost = matcher.search(s, cur, cur is not None and not at_end)
             searched[s] = True

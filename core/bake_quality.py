@@ -10,7 +10,10 @@ Warnings are plain sentences naming frame ranges (scene frames): where most
 searches jump (a frozen pose), where the feet do not step while the body
 travels, where a planted foot slides more than 5 cm in one step, where the body
 faces more than 20 degrees off the travel direction (or the asked facing), and
-where the path asks for a speed or turn rate the database does not cover.
+where the path asks for a speed or turn rate the database does not cover, or
+stands where the database cannot. Against an asked facing (Strafe) the body is
+the upper body (upper-arm heads) when it is known: the strafe warp turns the legs
+toward the travel on purpose; the hip joints' figure is reported beside it.
 """
 
 from dataclasses import dataclass
@@ -61,9 +64,9 @@ def _runs(mask):
     return list(zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1))
 
 
-def _ranges(runs, frames):
+def _ranges(runs, frames, most=MAX_RANGES):
     """'frames 12-40, 80-95 and 3 more' for runs of indices into ``frames``
-    (overlapping runs merged)."""
+    (overlapping runs merged; at most ``most`` named, None: all)."""
     merged = []
     for a, b in sorted(runs):
         if merged and a <= merged[-1][1]:
@@ -71,8 +74,9 @@ def _ranges(runs, frames):
         else:
             merged.append([a, b])
     runs = merged
-    parts = ["%d-%d" % (frames[a], frames[b]) for a, b in runs[:MAX_RANGES]]
-    more = len(runs) - MAX_RANGES
+    most = len(runs) if most is None else most
+    parts = ["%d-%d" % (frames[a], frames[b]) for a, b in runs[:most]]
+    more = len(runs) - most
     text = ", ".join(parts)
     return "frames " + text + (" and %d more" % more if more > 0 else "")
 
@@ -109,13 +113,16 @@ def figures(bake, raw_takes, floor, path=None, asked_facing=None):
         "contact_sliding_m": {"left": slide["left_m"], "right": slide["right_m"]},
         "seed_ankle_sliding_m_per_14_5_s": pm.seed_sliding(bake.ankles, fps)["m_per_seconds"],
         "facing_error_travel_mean_deg": travel["mean_deg"],
-        "facing_error_asked_mean_deg": (pm.asked_facing_error(facing, asked_facing)["mean_deg"]
-                                        if asked_facing is not None else None),
-        "upper_body_facing_error_asked_mean_deg": None,
+        "facing_error_asked_mean_deg": None,
+        "hips_facing_error_asked_mean_deg": None,
     }
-    if asked_facing is not None and bake.shoulders is not None:
-        upper = pm.body_facing(bake.shoulders[:, 0], bake.shoulders[:, 1])
-        out["upper_body_facing_error_asked_mean_deg"] = pm.asked_facing_error(upper, asked_facing)["mean_deg"]
+    if asked_facing is not None:
+        # The asked facing is the upper body's (the strafe warp turns the legs toward
+        # travel); the hip joints' figure is kept beside it.
+        hips_off = pm.asked_facing_error(facing, asked_facing)["mean_deg"]
+        out["hips_facing_error_asked_mean_deg"] = hips_off
+        out["facing_error_asked_mean_deg"] = hips_off if bake.shoulders is None else pm.asked_facing_error(
+            pm.body_facing(bake.shoulders[:, 0], bake.shoulders[:, 1]), asked_facing)["mean_deg"]
     if path is not None:
         t = pm.tracking(bake.hips, path)
         out["hips_tracking_mean_m"], out["hips_tracking_max_m"] = t["mean_m"], t["max_m"]
@@ -141,7 +148,8 @@ def warnings(bake, frames, floor, searched, jumped, path=None, asked_facing=None
                        % (int(j.sum()), len(j), _ranges(runs, frames)))
     glides = pm.frozen_glides(pm.planted(bake.ankles, fps, floor), bake.hips, fps)
     if glides:
-        out.append("The feet do not step while the body travels at %s." % _ranges(glides, frames))
+        # Every stretch is named: a glide no warning names is one the user cannot find.
+        out.append("The feet do not step while the body travels at %s." % _ranges(glides, frames, most=None))
     slides = [s for s in step_slides(bake.ankles, fps, floor, bake.contacts) if s[3] > STEP_SLIDE_LIMIT]
     if slides:
         slides.sort(key=lambda s: -s[3])
@@ -171,9 +179,16 @@ def warnings(bake, frames, floor, searched, jumped, path=None, asked_facing=None
     return out
 
 
+STAND_SPEED = 0.1      # m/s: the path stands below this ...
+STAND_SECONDS = 0.5    # ... for at least this long
+STANDING_ROWS = 0.2    # m/s: rows this slow can stand
+
+
 def _coverage_warnings(path, fps, frames, coverage):
-    """Where the path's speed or turn rate exceeds the database's."""
-    top_speed, top_turn = coverage
+    """Where the path's speed or turn rate exceeds the database's, and where it
+    stands while the database has no standing rows. ``coverage``: (largest speed,
+    largest turn rate[, lowest speed]) of the rows the search may return."""
+    top_speed, top_turn = coverage[:2]
     v = np.gradient(path[:, :2], axis=0) * fps
     speed = np.linalg.norm(v, axis=1)
     heading = np.unwrap(np.arctan2(v[:, 1], v[:, 0]))
@@ -186,12 +201,19 @@ def _coverage_warnings(path, fps, frames, coverage):
             scale = 1.0 if unit == "m/s" else np.degrees(1.0)
             out.append("The path asks for %s up to %.1f %s, more than the database's %.1f %s, at %s." % (
                 text, scale * float(value.max()), unit, scale * top, unit, _ranges(runs, frames)))
+    if len(coverage) > 2 and coverage[2] > STANDING_ROWS:
+        runs = [r for r in _runs(speed < STAND_SPEED) if r[1] - r[0] + 1 >= STAND_SECONDS * fps]
+        if runs:
+            out.append("The path stands still at %s, but the rows the search may play do not stand (99%% of them "
+                       "move faster than %.1f m/s): the character steps in place there (add standing frames, e.g. "
+                       "idle, to the tag query)." % (_ranges(runs, frames), coverage[2]))
     return out
 
 
 def database_coverage(root_positions, root_yaws, clip_index, fps, allowed):
     """The largest root speed (m/s) and turn rate (rad/s) over the allowed rows
-    (95th percentile, so single noisy frames do not count), per clip differences."""
+    (99th percentile, so single noisy frames do not count), per clip differences,
+    and the lowest speed (1st percentile: 0 when the rows can stand)."""
     p = np.asarray(root_positions, dtype=np.float64)
     yaw = np.asarray(root_yaws, dtype=np.float64)
     clip = np.asarray(clip_index)
@@ -200,5 +222,6 @@ def database_coverage(root_positions, root_yaws, clip_index, fps, allowed):
     dyaw = np.abs(np.angle(np.exp(1j * np.diff(yaw)))) * fps
     ok = same & np.asarray(allowed, dtype=bool)[:-1]
     if not ok.any():
-        return 0.0, 0.0
-    return float(np.percentile(speed[ok], 99)), float(np.percentile(dyaw[ok], 99))
+        return 0.0, 0.0, 0.0
+    return (float(np.percentile(speed[ok], 99)), float(np.percentile(dyaw[ok], 99)),
+            float(np.percentile(speed[ok], 1)))

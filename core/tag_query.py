@@ -4,9 +4,14 @@ the rows a search may return under a query.
 A query combines tag names with ``not``, ``and``, ``or`` and parentheses, binding
 in that order (``not`` tightest): ``a or b and not c`` means ``a or (b and (not c))``.
 Keywords are case-insensitive; ``all`` selects every row. Error positions count
-characters from 0. :func:`query_rows` adds the end-of-range rule: a row is offered
-only when it and the ``future`` rows after it are all selected and in the same clip,
-so the trajectory a row promises never runs out of the selected motion.
+characters from 0. :func:`query_rows` gives the rows a search may return: a row the
+query selects whose trajectory future exists in its clip (the frames after it may
+carry other tags: the bake searches again as soon as the frame it plays leaves the
+selection, so only selected frames are played), optionally with some selected frames
+after it (a lead: a piece found there plays at least that long). The strict rule
+asks the whole ``future`` to be selected, so the trajectory a row promises never runs
+out of the selected motion; a take whose tagged pieces are shorter than the
+look-ahead then has almost nothing left.
 """
 
 from __future__ import annotations
@@ -264,14 +269,18 @@ def future_frames_per_row(clip_fps, clip_offsets, seconds):
     return np.repeat(per_clip, np.diff(offsets))
 
 
-def query_rows(query, masks, db_valid, clip_offsets, future_frames):
+def query_rows(query, masks, db_valid, clip_offsets, future_frames, selected_ahead=0):
     """Rows a search may return under ``query``: (N,) bool.
 
-    Row i is allowed when the query selects it, ``db_valid[i]`` holds, and rows
-    i..i+future_frames[i] are all selected and in i's clip (so the trajectory a row
-    promises stays in the selected motion; at the end of a selected range the last
-    ``future`` rows drop out). ``future_frames`` is an int or an (N,) int array (see
-    :func:`future_frames_per_row`); pass the trajectory's largest future offset.
+    Row i is allowed when the query selects it, ``db_valid[i]`` holds, row
+    i+future_frames[i] is in i's clip (its trajectory future exists) and rows
+    i..i+selected_ahead[i] are all selected and in i's clip (a piece chosen there
+    plays at least that long before it leaves the selection). ``future_frames`` and
+    ``selected_ahead`` are ints or (N,) int arrays (see :func:`future_frames_per_row`);
+    pass the trajectory's largest future offset as ``future_frames``; passing it as
+    ``selected_ahead`` too is the strict rule (the trajectory a row promises stays in
+    the selected motion; at the end of a selected range the last ``future`` rows drop
+    out).
 
     Raises :class:`TagError` for a bad query, an unknown tag, or when no row is left.
     """
@@ -282,34 +291,48 @@ def query_rows(query, masks, db_valid, clip_offsets, future_frames):
     if offsets.ndim != 1 or offsets.shape[0] < 1 or offsets[0] != 0 or offsets[-1] != n \
             or (np.diff(offsets) < 0).any():
         raise TagError(f"The clip offsets must rise from 0 to the number of rows ({n}).")
-    fut = np.broadcast_to(np.asarray(future_frames), (n,))
-    if fut.dtype.kind not in "iu" or (fut < 0).any():
-        raise TagError("The future offsets must be whole numbers of frames, 0 or more.")
-    fut = fut.astype(np.int64)
+    fut, ahead = (_frames(v, n) for v in (future_frames, selected_ahead))
 
     sel = q.evaluate(masks, n)
     rows = np.arange(n, dtype=np.int64)
     clip_end = np.repeat(offsets[1:], np.diff(offsets))  # one past each row's clip
-    last = rows + fut
-    inside = last < clip_end
+    last = rows + np.maximum(fut, ahead)
     count = np.concatenate(([0], np.cumsum(sel, dtype=np.int64)))  # selected before row k
-    whole = count[np.minimum(last + 1, n)] - count[rows] == fut + 1
-    allowed = sel & valid & inside & whole
+    whole = count[np.minimum(rows + ahead + 1, n)] - count[rows] == ahead + 1
+    allowed = sel & valid & (last < clip_end) & whole
     if not allowed.any():
         if not sel.any():
             why = "no frame carries these tags."
-        else:
+        elif ahead.max() > 0 and np.array_equal(ahead, fut):
             why = ("every selected range is shorter than the trajectory looks ahead "
                    f"({int(fut.max())} frames) or lies on frames the database does not offer.")
+        elif ahead.max() > 0:
+            why = ("every selected range is shorter than the lead a frame needs after it "
+                   f"({int(ahead.max())} frames; a lower Tag Query Lead offers shorter pieces) or lies on "
+                   "frames the database does not offer.")
+        else:
+            why = ("every selected frame lies within the trajectory's look-ahead "
+                   f"({int(fut.max())} frames) of its clip's end or on frames the database does not offer.")
         raise TagError(f"The tag query '{q.text}' selects no frame that can be played: {why}")
     return allowed
 
 
-def database_query_rows(db, clips_tags, query):
+def _frames(value, n):
+    """(n,) int64 frame counts from an int or an array; refuses negative or fractional ones."""
+    v = np.broadcast_to(np.asarray(value), (n,))
+    if v.dtype.kind not in "iu" or (v < 0).any():
+        raise TagError("The future offsets must be whole numbers of frames, 0 or more.")
+    return v.astype(np.int64)
+
+
+def database_query_rows(db, clips_tags, query, ahead_s=0.0, strict=False):
     """:func:`query_rows` for a :class:`core.features.Database`, the future being the
-    largest positive trajectory time of its feature set."""
+    largest positive trajectory time of its feature set; ``ahead_s``: seconds of
+    selected frames a row needs after it; ``strict``: the whole future (the strict
+    rule, as ``ahead_s`` equal to the future)."""
     times = [float(t) for g in db.spec.groups if g.is_trajectory for t in g.times_s]
     horizon = max([0.0] + times)
     masks = tag_masks(clips_tags, db.clip_offsets, db.clip_names)
     fut = future_frames_per_row(db.clip_fps, db.clip_offsets, horizon)
-    return query_rows(query, masks, db.valid, db.clip_offsets, fut)
+    ahead = fut if strict else future_frames_per_row(db.clip_fps, db.clip_offsets, float(ahead_s))
+    return query_rows(query, masks, db.valid, db.clip_offsets, fut, selected_ahead=ahead)

@@ -197,13 +197,13 @@ def run_steps(context, controller, armature, settings, tag_query="", frame_start
     if facing is not None:
         f3 = np.column_stack([facing, np.zeros(len(facing))]) @ inv[:3, :3].T
         facing = f3[:, :2] / np.maximum(np.linalg.norm(f3[:, :2], axis=1, keepdims=True), 1e-12)
-    allowed = database_search.allowed_rows(db, arrays, tag_query)
+    allowed, playable = database_search.bake_rows(db, arrays, tag_query, settings)
     settings = with_take_toe_floor(settings, db, arrays)
     result = yield from core_bake.bake_steps(
         db, np.asarray(arrays["pose_locations"]), np.asarray(arrays["pose_rotations"]), skeleton,
         ctrl, facing, settings=settings, allowed=allowed, index=search_index(db, arrays),
         root_positions=np.asarray(arrays["root_positions"]), root_quats=np.asarray(arrays["root_quats"]),
-        toe_speeds=toe_speeds(db, arrays) if settings.lock_on_data else None)
+        toe_speeds=toe_speeds(db, arrays) if settings.lock_on_data else None, playable=playable)
     frames = np.arange(fs, fe + 1, dtype=np.float64)
     times = (frames - fs) / sfps
     locs, rots = core_bake.resample(result, times)
@@ -429,9 +429,9 @@ def report_text(report):
             ("facing off travel / asked (deg)", "%.1f / %s" % (report["facing_error_travel_mean_deg"],
                                                                "-" if asked is None else "%.1f" % asked)),
         ]
-        upper = report.get("upper_body_facing_error_asked_mean_deg")
-        if upper is not None:
-            rows.append(("upper body off asked facing (deg)", "%.1f" % upper))
+        hips = report.get("hips_facing_error_asked_mean_deg")
+        if hips is not None:
+            rows.append(("hip joints off asked facing (deg)", "%.1f" % hips))
         rows += [
             ("hips to path (m)", "mean %.3f, max %.3f" % (report["hips_tracking_mean_m"], report["hips_tracking_max_m"])),
         ]

@@ -406,7 +406,9 @@ def build_and_store(context):
         # What loading will demand of the stored bytes (e.g. values of sane size).
         check_arrays(arrays)
         if settings.tag_query.strip():
-            database_search.allowed_rows(db, arrays, settings.tag_query)
+            knobs = settings.bake_settings
+            database_search.allowed_rows(db, arrays, settings.tag_query, ahead_s=knobs.tag_query_ahead,
+                                         strict=knobs.strict_tag_query)
         del db, arrays   # only the bytes are kept: free the arrays before Blender copies them
     finally:
         wm.progress_end()

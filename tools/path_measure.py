@@ -148,11 +148,13 @@ def measure(bake, raw, floor, path=None, asked_facing=None):
     out["facing_travel"] = pm.travel_facing_error(facing, bake.hips, fps)
     out["raw_facing_travel"] = pm.travel_facing_error(pm.body_facing(raw.hip_joints[:, 0], raw.hip_joints[:, 1]),
                                                       raw.hips, raw.fps)
-    out["facing_asked"] = pm.asked_facing_error(facing, asked_facing) if asked_facing is not None else None
-    out["upper_facing_asked"] = None
-    if asked_facing is not None and bake.shoulders is not None:
-        upper = pm.body_facing(bake.shoulders[:, 0], bake.shoulders[:, 1])
-        out["upper_facing_asked"] = pm.asked_facing_error(upper, asked_facing)
+    # Against an asked facing: the upper body (upper-arm heads) when known, as the
+    # report measures it (the strafe warp turns the legs); the hip joints beside it.
+    out["facing_asked"] = out["hips_facing_asked"] = None
+    if asked_facing is not None:
+        out["hips_facing_asked"] = pm.asked_facing_error(facing, asked_facing)
+        out["facing_asked"] = out["hips_facing_asked"] if bake.shoulders is None else pm.asked_facing_error(
+            pm.body_facing(bake.shoulders[:, 0], bake.shoulders[:, 1]), asked_facing)
     out["tracking"] = pm.tracking(bake.hips, path) if path is not None else None
     glides = pm.frozen_glides(pm.planted(bake.ankles, fps, floor), bake.hips, fps)
     out["glides"] = [(int(bake.frames[a]), int(bake.frames[b])) for a, b in glides]

@@ -189,6 +189,13 @@ def _runs(mask):
     return list(zip(np.flatnonzero(d == 1), np.flatnonzero(d == -1) - 1))
 
 
+# The strict rule (every row of a row's trajectory future selected) was the only
+# rule before issue 10: the sample take's walks are 0.5-1.2 s pieces, so it left
+# 0.6 s of a 16.4 s walking selection and walk-only bakes froze. It is now the
+# bake's Strict Tag Query (``selected_ahead`` = the future); the default offers
+# every selected row whose future exists in its clip, with a shorter lead.
+
+
 def test_end_of_range_removes_last_future_rows_of_each_range():
     # Clip 0: rows 0..29, clip 1: rows 30..59. Tag ranges of various lengths.
     offsets = np.array([0, 30, 60])
@@ -196,22 +203,36 @@ def test_end_of_range_removes_last_future_rows_of_each_range():
                   [Tag("walk", 0, 9), Tag("walk", 15, 17)]]    # first starts at clip start
     masks = T.tag_masks(clips_tags, offsets)
     valid = np.ones(60, bool)
-    got = Q.query_rows("walk", masks, valid, offsets, 4)
-    # Each range loses exactly its last 4 rows; the range ending row 29 does not
-    # continue into the range starting row 30; the 3-row range vanishes.
+    got = Q.query_rows("walk", masks, valid, offsets, 4, selected_ahead=4)
+    # The strict rule: each range loses exactly its last 4 rows; the range ending
+    # row 29 does not continue into the range starting row 30; the 3-row range vanishes.
     expect = np.zeros(60, bool)
     for a, b in [(2, 7), (20, 25), (30, 35)]:
+        expect[a:b + 1] = True
+    assert got.tolist() == expect.tolist()
+    # The default: every selected row whose 4-row future stays in its clip (the
+    # rows after it may be untagged); only the clip ends lose rows.
+    got = Q.query_rows("walk", masks, valid, offsets, 4)
+    expect = np.zeros(60, bool)
+    for a, b in [(2, 11), (20, 25), (30, 39), (45, 47)]:
+        expect[a:b + 1] = True
+    assert got.tolist() == expect.tolist()
+    # A lead of 1 row: the last selected row of each range drops out too.
+    got = Q.query_rows("walk", masks, valid, offsets, 4, selected_ahead=1)
+    expect = np.zeros(60, bool)
+    for a, b in [(2, 10), (20, 25), (30, 38), (45, 46)]:
         expect[a:b + 1] = True
     assert got.tolist() == expect.tolist()
 
 
 def test_end_of_range_never_crosses_clips_even_when_all_selected():
     offsets = np.array([0, 10, 25, 27])
-    got = Q.query_rows("all", {}, np.ones(27, bool), offsets, 3)
-    expect = np.zeros(27, bool)
-    expect[0:7] = True
-    expect[10:22] = True  # clip 2 (2 rows) is shorter than the future: nothing
-    assert got.tolist() == expect.tolist()
+    for ahead in (0, 3):
+        got = Q.query_rows("all", {}, np.ones(27, bool), offsets, 3, selected_ahead=ahead)
+        expect = np.zeros(27, bool)
+        expect[0:7] = True
+        expect[10:22] = True  # clip 2 (2 rows) is shorter than the future: nothing
+        assert got.tolist() == expect.tolist()
 
 
 def test_end_of_range_per_row_future_and_validity():
@@ -222,10 +243,13 @@ def test_end_of_range_per_row_future_and_validity():
     assert fut.tolist() == [3] * 20 + [6] * 20
     valid = np.ones(40, bool)
     valid[0] = False
-    got = Q.query_rows(Q.parse_query("run"), masks, valid, offsets, fut)
+    got = Q.query_rows(Q.parse_query("run"), masks, valid, offsets, fut, selected_ahead=fut)
     expect = np.zeros(40, bool)
     expect[1:12] = True     # 0..14 selected, 3 ahead, row 0 invalid
     expect[25:34] = True    # 25..39 selected, 6 ahead
+    assert got.tolist() == expect.tolist()
+    got = Q.query_rows(Q.parse_query("run"), masks, valid, offsets, fut)
+    expect[12:15] = True    # default: rows 12..14 play until the selection ends
     assert got.tolist() == expect.tolist()
 
 
@@ -237,17 +261,19 @@ def test_end_of_range_zero_future_is_selection_and_validity():
     assert got.tolist() == (sel & valid).tolist()
 
 
-def test_end_of_range_matches_a_plain_loop():
+@pytest.mark.parametrize("strict", [False, True])
+def test_end_of_range_matches_a_plain_loop(strict):
     rng = np.random.default_rng(7)
     offsets = np.array([0, 37, 38, 90, 200])
     n = offsets[-1]
     sel = rng.random(n) < 0.8
     valid = rng.random(n) < 0.9
     fut = rng.integers(0, 6, size=n)
+    ahead = fut if strict else rng.integers(0, 4, size=n)
     clip = np.searchsorted(offsets, np.arange(n), side="right") - 1
-    expect = [bool(sel[i] and valid[i] and i + fut[i] < offsets[clip[i] + 1]
-                   and sel[i:i + fut[i] + 1].all()) for i in range(n)]
-    got = Q.query_rows("x", {"x": sel}, valid, offsets, fut)
+    expect = [bool(sel[i] and valid[i] and i + max(fut[i], ahead[i]) < offsets[clip[i] + 1]
+                   and sel[i:i + ahead[i] + 1].all()) for i in range(n)]
+    got = Q.query_rows("x", {"x": sel}, valid, offsets, fut, selected_ahead=ahead)
     assert got.tolist() == expect
 
 
@@ -255,13 +281,22 @@ def test_end_of_range_empty_result_and_bad_input():
     masks = {"stop": np.zeros(20, bool)}
     masks["stop"][3:6] = True
     with pytest.raises(TagError) as e:
-        Q.query_rows("stop", masks, np.ones(20, bool), [0, 20], 5)
+        Q.query_rows("stop", masks, np.ones(20, bool), [0, 20], 5, selected_ahead=5)
     assert str(e.value).startswith("The tag query 'stop' selects no frame that can be played")
-    assert "shorter than the trajectory" in str(e.value)
+    assert "shorter than the trajectory looks ahead (5 frames)" in str(e.value)
+    with pytest.raises(TagError, match="shorter than the lead a frame needs after it \\(3 frames; a lower Tag Query"):
+        Q.query_rows("stop", masks, np.ones(20, bool), [0, 20], 5, selected_ahead=3)
+    # By default a short range plays as long as it lasts; only the clip's end is out of reach.
+    assert np.flatnonzero(Q.query_rows("stop", masks, np.ones(20, bool), [0, 20], 5)).tolist() == [3, 4, 5]
+    late = {"stop": np.arange(20) >= 17}
+    with pytest.raises(TagError, match="look-ahead \\(5 frames\\) of its clip's end"):
+        Q.query_rows("stop", late, np.ones(20, bool), [0, 20], 5)
     with pytest.raises(TagError, match="no frame carries these tags"):
         Q.query_rows("stop and not stop", masks, np.ones(20, bool), [0, 20], 0)
     with pytest.raises(TagError, match="whole numbers of frames"):
         Q.query_rows("stop", masks, np.ones(20, bool), [0, 20], -1)
+    with pytest.raises(TagError, match="whole numbers of frames"):
+        Q.query_rows("stop", masks, np.ones(20, bool), [0, 20], 0, selected_ahead=1.5)
     with pytest.raises(TagError, match="rise from 0"):
         Q.query_rows("stop", masks, np.ones(20, bool), [0, 19], 0)
     with pytest.raises(TagError, match="'go'"):
@@ -272,9 +307,18 @@ def test_database_query_rows_uses_trajectory_horizon():
     db = SimpleNamespace(spec=default_spec("l", "r", "h"),  # looks 1 s ahead
                          clip_offsets=np.array([0, 100, 250]), clip_fps=np.array([30.0, 60.0]),
                          clip_names=["a", "b"], valid=np.ones(250, bool))
-    got = Q.database_query_rows(db, [[Tag("walk", 0, 99)], [Tag("walk", 10, 149)]], "walk")
-    assert np.flatnonzero(got[:100]).tolist() == list(range(70))
+    tags = [[Tag("walk", 0, 49)], [Tag("walk", 10, 149)]]
+    strict = Q.database_query_rows(db, tags, "walk", strict=True)
+    assert np.flatnonzero(strict[:100]).tolist() == list(range(20))       # 30 rows ahead selected
+    assert np.flatnonzero(strict[100:]).tolist() == list(range(10, 90))   # 60 rows ahead in the clip
+    # Default: a lead of 0 s; the future must still lie in the clip.
+    got = Q.database_query_rows(db, tags, "walk")
+    assert np.flatnonzero(got[:100]).tolist() == list(range(50))
     assert np.flatnonzero(got[100:]).tolist() == list(range(10, 90))
+    # A lead of 0.2 s: 6 rows at 30 fps, 12 at 60 fps.
+    lead = Q.database_query_rows(db, tags, "walk", ahead_s=0.2)
+    assert np.flatnonzero(lead[:100]).tolist() == list(range(44))
+    assert np.flatnonzero(lead[100:]).tolist() == list(range(10, 90))
 
 
 # ---------------------------------------------------------------------- dance cards
