@@ -52,9 +52,10 @@ def scenario_of(name):
     return sc.load_scenario(path), path
 
 
-def setup(walk_query):
-    """Import, tag, build; returns (armature, raw action, database, seconds of
-    rows the walking query leaves searchable)."""
+def setup(walk_query, mirror_takes=None):
+    """Import, tag, build (``mirror_takes``: None for the add-on's default);
+    returns (armature, raw action, database, seconds of rows the walking query
+    leaves searchable)."""
     import bpy
 
     ops = bpy.ops.motion_matching
@@ -64,7 +65,7 @@ def setup(walk_query):
     obj = bpy.context.active_object
     ops.auto_tag()
     ops.database_add_action()
-    ops.build_database()
+    ops.build_database(**({} if mirror_takes is None else {"mirror_takes": mirror_takes}))
     from tools import path_measure
 
     db, arrays = path_measure.addon("motion_matching_addon.database_store").load(bpy.context.scene)
@@ -88,11 +89,12 @@ def raw_motion(obj, action, db, fps):
     return path_measure.read_motion(obj, action, frames, fps, contacts=contacts)
 
 
-def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp):
+def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp, mirrored=False):
     """Bake one path at one rate; returns the measured row."""
     import bpy
     import numpy as np
 
+    from core import mirror
     from core import scenario as sc
     from tools import path_measure
 
@@ -125,7 +127,11 @@ def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp):
     check = path_measure.bulk_vs_frame_set(scene, obj, bake, picks)
     times = (frames - 1.0) / fps
     target, asked = sc.sample(scenario, times)
-    row = path_measure.measure(bake, raw, floor, path=target, asked_facing=asked)
+    # With Mirror Takes each joint also plays its counterpart's motion: the raw
+    # rotation steps it is held to are both sides'.
+    pairs = mirror.pair_bones(bake.names, path_measure.addon("motion_matching_addon.armature_data")
+                              .bone_order(obj.data)[1]) if mirrored else None
+    row = path_measure.measure(bake, raw, floor, path=target, asked_facing=asked, raw_pairs=pairs)
     row.update(path=name, query=tag_query or "", report=report, operator_s=wall, frame_set_check_m=check)
     # Leave the scene as it was: the take plays its own action again.
     path_measure.addon("motion_matching_addon.compat").assign_action(obj, raw_action)
@@ -252,6 +258,8 @@ def main():
     ap.add_argument("--paths", nargs="+", default=list(SUITE), choices=SUITE, help="paths (default: all)")
     ap.add_argument("--walk-query", default="walk",
                     help="tag query of the walking-only database ('' skips those rows; default 'walk')")
+    ap.add_argument("--mirror-takes", action=argparse.BooleanOptionalAction, default=None,
+                    help="build the database with Mirror Takes on or off (default: the add-on's default)")
     ap.add_argument("--json", metavar="OUT", help="also write the rows as JSON")
     args = ap.parse_args()
     t_start = time.perf_counter()
@@ -261,7 +269,8 @@ def main():
 
     from core import path_metrics as pm
 
-    obj, raw_action, db, walk_s = setup(args.walk_query)
+    obj, raw_action, db, walk_s = setup(args.walk_query, args.mirror_takes)
+    mirrored = bool(bpy.context.scene.motion_matching.mirror_takes)
     raw60 = raw_motion(obj, raw_action, db, float(db.clip_fps[0]))
     floor = pm.planted_height(raw60.ankles, raw60.toes, raw60.fps)
     rows, worst_check = [], 0.0
@@ -272,7 +281,7 @@ def main():
             if args.walk_query:
                 jobs += [(p, args.walk_query) for p in WALK_PATHS if p in args.paths]
             for name, query in jobs:
-                row = bake_path(obj, raw_action, name, fps, query, raw, floor, tmp)
+                row = bake_path(obj, raw_action, name, fps, query, raw, floor, tmp, mirrored)
                 worst_check = max(worst_check, row["frame_set_check_m"])
                 rows.append(row)
                 print("baked %-16s %-5s %2d fps: sliding %.2fx" % (name, query or "all", fps, row["sliding_ratio"]),
@@ -283,6 +292,8 @@ def main():
     print("Blender %s; sample take: planted ankle height %.1f cm (the report's %.1f cm); walking rows: tag query %r "
           "(%.1f s of rows)" % (bpy.app.version_string, 100 * floor, 100 * rows[0]["report"]["planted_ankle_height_m"],
                                 args.walk_query, walk_s))
+    print("database: %s (Mirror Takes %s)" % (bpy.context.scene.motion_matching.database_summary,
+                                              "on" if mirrored else "off"))
     print("frozen glides in the raw take itself: %s" % ", ".join(
         "%d at %d fps" % (r["raw_glides"], r["fps"]) for r in rows if r["path"] == rows[0]["path"] and not r["query"]))
     print("bulk positions vs frame_set: largest difference %.2g m over %d frames per bake (limit %g)"
@@ -301,7 +312,7 @@ def main():
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as fh:
             json.dump({"blender": bpy.app.version_string, "planted_ankle_height_m": floor, "walk_query": args.walk_query,
-                       "rows": rows}, fh, indent=1, default=_plain)
+                       "mirror_takes": mirrored, "rows": rows}, fh, indent=1, default=_plain)
     addon_session.disable()
     if worst_check > CHECK_TOLERANCE:
         sys.exit("bulk positions differ from frame_set by %.3g m" % worst_check)
