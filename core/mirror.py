@@ -180,20 +180,23 @@ def channel_maps(rest, pairs, mirror):
     return _nearest_orthogonal(k[:, :3, :3])
 
 
-def mirror_channels(locations, quaternions, pairs, maps):
+def mirror_channels(locations, quaternions, pairs, maps, block=4096):
     """Local channels of the mirrored take: (F, J, 3) locations and (F, J, 4)
     quaternions (w x y z) in, the same shapes out (float64, quaternions sign-
-    continuous along the frames)."""
-    loc = np.asarray(locations, dtype=np.float64)[:, pairs]
-    rot = tf.quat_to_matrix(np.asarray(quaternions, dtype=np.float64)[:, pairs])
+    continuous along the frames). Works ``block`` frames at a time (memory)."""
+    locations, quaternions = np.asarray(locations), np.asarray(quaternions)
+    F, J = quaternions.shape[:2]
+    loc_m, quat = np.empty((F, J, 3)), np.empty((F, J, 4))
     lt = np.swapaxes(maps, -1, -2)
-    # t' = L^T t (row vectors: t L) and R' = L^T R L, bone by bone.
-    loc_m = np.einsum("fji,jik->fjk", loc, maps)
-    rot_m = lt[None] @ rot @ maps[None]
-    quat = tf.matrix_to_quat(rot_m)
+    for f0 in range(0, F, block):
+        f1 = min(F, f0 + block)
+        loc = locations[f0:f1, pairs].astype(np.float64)
+        rot = tf.quat_to_matrix(quaternions[f0:f1, pairs].astype(np.float64))
+        # t' = L^T t (row vectors: t L) and R' = L^T R L, bone by bone.
+        loc_m[f0:f1] = np.einsum("fji,jik->fjk", loc, maps)
+        quat[f0:f1] = tf.matrix_to_quat(lt[None] @ rot @ maps[None])
     # Keep each bone's first quaternion on the side of its counterpart's, then continuous.
-    src = np.asarray(quaternions, dtype=np.float64)[:, pairs]
-    flip = np.einsum("jk,jk->j", quat[0], src[0]) < 0.0
+    flip = np.einsum("jk,jk->j", quat[0], quaternions[0, pairs].astype(np.float64)) < 0.0
     quat[:, flip] *= -1.0
     return loc_m, tf.quat_unroll(quat, axis=0)
 

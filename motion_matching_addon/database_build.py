@@ -368,10 +368,14 @@ def build(scene, progress=None):
             taken.append((action, obj, frames, channels, excluded, tags))
     mirrored = [False] * len(clips)
     if settings.mirror_takes:
-        pairs_of = database_mirror.bone_pairs(first_obj, names, parents, bones)
+        try:
+            pairs_of = database_mirror.bone_pairs(first_obj, names, parents, bones)
+        except MotionMatchingError as ex:
+            raise MotionMatchingError("%s; turn Mirror Takes off (Database panel) to build from the takes alone."
+                                      % str(ex).rstrip(".")) from None
         for action, obj, frames, channels, excluded, tags in taken:
-            channels_m, positions_m, root_m = database_mirror.mirrored_take(obj, names, parents, wanted, channels,
-                                                                         pairs_of, bones["root"])
+            channels_m, positions_m, root_m = database_mirror.mirrored_take(
+                obj, names, parents, wanted, fk_bones(names, parents, wanted), channels, pairs_of, bones["root"])
             add_clip(action.name + " (mirror)", action_fps(action, scene), frames, channels_m, positions_m, root_m,
                      excluded, database_mirror.mirrored_tags(tags), action.name, obj.name)
         mirrored += [True] * len(taken)

@@ -36,12 +36,10 @@ def bone_pairs(obj, names, parents, bones):
     return pairs
 
 
-def _fk(obj, names, parents, wanted, loc, quat):
+def _fk(obj, names, parents, wanted, fk, loc, quat):
     """World positions (F, K, 3) of the bones ``wanted`` and the world matrices
-    (F, 4, 4) of the last of them, from every bone's channels (unit scale)."""
-    from .database_build import fk_bones
-
-    fk = fk_bones(names, parents, wanted)
+    (F, 4, 4) of the last of them, from every bone's channels (unit scale);
+    ``fk``: indices of ``wanted`` and their ancestors, parents first."""
     slot = {int(j): k for k, j in enumerate(fk)}
     fk_names = [names[j] for j in fk]
     fk_parents = np.array([slot[int(parents[j])] if parents[j] >= 0 else -1 for j in fk], dtype=np.int64)
@@ -54,24 +52,26 @@ def _fk(obj, names, parents, wanted, loc, quat):
     chunk = max(1, (1 << 16) // max(len(fk), 1))
     for f0 in range(0, F, chunk):
         f1 = min(F, f0 + chunk)
-        basis = tf.compose(loc[f0:f1, fk], tf.quat_to_matrix(quat[f0:f1, fk]))
+        basis = tf.compose(loc[f0:f1, fk].astype(np.float64), tf.quat_to_matrix(quat[f0:f1, fk].astype(np.float64)))
         world = matrix_world @ tf.pose_fk(fk_parents, rest, basis, offsets)
         positions[f0:f1] = world[:, want][:, :, :3, 3]
         last[f0:f1] = world[:, want[-1]]
     return positions, last
 
 
-def mirrored_take(obj, names, parents, wanted, channels, pairs, root):
+def mirrored_take(obj, names, parents, wanted, fk, channels, pairs, root):
     """The mirror image of one sampled take: ((locations, quaternions) float32
     like the stored poses, world positions of ``wanted`` (F, K, 3), world
-    matrices of the last of them, the root (F, 4, 4))."""
+    matrices of the last of them, the root (F, 4, 4)). ``fk``: indices of
+    ``wanted`` and their ancestors, parents first (database_build.fk_bones)."""
     rest = armature_data.rest_matrices(obj.data, names)
     plane = core_mirror.root_plane(rest[names.index(root)])
     maps = core_mirror.channel_maps(rest, pairs, plane)
     loc, quat = core_mirror.mirror_channels(channels[0], channels[1], pairs, maps)
     loc32, quat32 = loc.astype(np.float32), quat.astype(np.float32)
+    del loc, quat
     # Features from what the bake will play: the float32 channels.
-    positions, root_world = _fk(obj, names, parents, wanted, loc32.astype(np.float64), quat32.astype(np.float64))
+    positions, root_world = _fk(obj, names, parents, wanted, fk, loc32, quat32)
     return (loc32, quat32), positions, root_world
 
 

@@ -144,7 +144,7 @@ class MOTION_MATCHING_PG_scene(bpy.types.PropertyGroup):
                                 description="Median filter radius (frames) that cleans the contacts",
                                 update=_mark_stale)
     mirror_takes: BoolProperty(
-        name="Mirror Takes", default=False, update=_mark_stale,
+        name="Mirror Takes", default=True, update=_mark_stale,
         description="Also put each take's mirror image in the database (left and right swapped, turn_left "
                     "tags read turn_right): twice the rows, turns and steps to both sides")
     tag_query: StringProperty(

@@ -68,8 +68,11 @@ def test_the_option_reaches_the_operator_and_the_rows_are_mirrored(tmp_path):
     assert bpy.ops.motion_matching.import_database(filepath=path) == {"FINISHED"}
     db2, arrays2 = _store().load(bpy.context.scene)
     assert db2.num_rows == 2 * n and list(arrays2["clip_mirrored"]) == [False, True]
-    # Off: the take alone, as before the option existed.
-    assert bpy.ops.motion_matching.build_database(mirror_takes=False) == {"FINISHED"}
+    # Turning the option off makes the database out of date; built off, it is the take alone.
+    assert not settings.database_stale
+    settings.mirror_takes = False
+    assert settings.database_stale
+    assert bpy.ops.motion_matching.build_database() == {"FINISHED"}
     db3, arrays3 = _store().load(bpy.context.scene)
     assert db3.num_rows == n and "clip_mirrored" not in arrays3 and not settings.mirror_takes
 
@@ -138,7 +141,7 @@ def test_a_take_and_its_mirror_bake_mirror_images_along_mirror_paths(tmp_path, m
 def test_a_skeleton_whose_sides_do_not_pair_is_refused_and_nothing_changes():
     obj = _sample_listed()
     settings = bpy.context.scene.motion_matching
-    assert bpy.ops.motion_matching.build_database() == {"FINISHED"}
+    assert bpy.ops.motion_matching.build_database(mirror_takes=False) == {"FINISHED"}
     # A left eye with no right one.
     bpy.context.view_layer.objects.active = obj
     bpy.ops.object.mode_set(mode="EDIT")
@@ -150,7 +153,8 @@ def test_a_skeleton_whose_sides_do_not_pair_is_refused_and_nothing_changes():
     before = store.raw_bytes(bpy.context.scene)
     stale_before = settings.database_stale
     with pytest.raises(RuntimeError, match="The skeleton cannot be mirrored: bone LeftEye names a side, but "
-                                           "there is no bone of the same name on the other side."):
+                                           "there is no bone of the same name on the other side; turn Mirror "
+                                           "Takes off \\(Database panel\\) to build from the takes alone."):
         bpy.ops.motion_matching.build_database(mirror_takes=True)
     assert store.raw_bytes(bpy.context.scene) == before
     assert not settings.mirror_takes and settings.database_stale == stale_before
