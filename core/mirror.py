@@ -27,6 +27,7 @@ import re
 
 import numpy as np
 
+from . import humanoid
 from . import transforms as tf
 from .errors import MotionMatchingError
 
@@ -47,8 +48,9 @@ class MirrorError(MotionMatchingError):
 _SIDE_WORDS = (("left", "right"), ("lft", "rgt"))
 _WORD_RE = re.compile(r"(?i)left|right|lft|rgt")
 # A lone side letter: at the start or after a separator, and followed by a
-# separator, the end, or an upper-case letter ("l_thigh", "hand.L", "LHipJoint").
-_LETTER_RE = re.compile(r"(?:(?<=^)|(?<=[._\-: |]))([LlRr])(?=$|[._\-: |]|[A-Z])")
+# separator, the end, or a capitalised word ("l_thigh", "hand.L", "LHipJoint";
+# not "ROOT").
+_LETTER_RE = re.compile(r"(?:(?<=^)|(?<=[._\-: |]))([LlRr])(?=$|[._\-: |]|[A-Z][a-z])")
 
 
 def _swap_case(word, target):
@@ -75,15 +77,13 @@ def _candidates(name):
 
 def counterpart_name(name, names):
     """The bone of ``names`` on the other side of ``name``; ``name`` itself when
-    it names no side; None when it names a side whose counterpart is missing."""
+    it names no side (as core.humanoid reads names); None when it names a side
+    whose counterpart is missing."""
     known = set(names)
-    cands = _candidates(name)
-    if not cands:
-        return name
-    for c in cands:
+    for c in _candidates(name):
         if c in known and c != name:
             return c
-    return None
+    return None if humanoid._Bone(0, name).side else name
 
 
 def pair_bones(names, parents, heads=None, mapping=None):

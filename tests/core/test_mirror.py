@@ -54,10 +54,10 @@ def fk(rest, loc, quat):
 
 def test_pairs_by_name():
     assert list(mirror.pair_bones(NAMES, PARENTS)) == PAIRS
-    names = ["root", "pelvis", "thigh.L", "thigh.R", "l_hand", "r_hand", "LHipJoint", "RHipJoint",
-             "mixamorig:LeftFoot", "mixamorig:RightFoot"]
-    pairs = mirror.pair_bones(names, [-1, 0, 1, 1, 1, 1, 1, 1, 1, 1])
-    assert list(pairs) == [0, 1, 3, 2, 5, 4, 7, 6, 9, 8]
+    names = ["ROOT", "pelvis", "thigh.L", "thigh.R", "l_hand", "r_hand", "LHipJoint", "RHipJoint",
+             "mixamorig:LeftFoot", "mixamorig:RightFoot", "Bip01 L Thigh", "Bip01 R Thigh", "RIG_Spine", "Head_LOD"]
+    pairs = mirror.pair_bones(names, [-1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1])
+    assert list(pairs) == [0, 1, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 12, 13]
 
 
 def test_unpaired_side_is_refused_in_a_sentence():
