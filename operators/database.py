@@ -121,6 +121,11 @@ class MOTION_MATCHING_OT_build_database(bpy.types.Operator):
             return False
         return True
 
+    def invoke(self, context, event):
+        # From the panel: show (and use) the scene's setting in the redo panel.
+        self.mirror_takes = _settings(context).mirror_takes
+        return self.execute(context)
+
     def execute(self, context):
         settings = _settings(context)
         before = (settings.mirror_takes, settings.database_stale)

@@ -75,6 +75,10 @@ def test_the_option_reaches_the_operator_and_the_rows_are_mirrored(tmp_path):
     assert bpy.ops.motion_matching.build_database() == {"FINISHED"}
     db3, arrays3 = _store().load(bpy.context.scene)
     assert db3.num_rows == n and "clip_mirrored" not in arrays3 and not settings.mirror_takes
+    # From the panel (invoke) the scene's setting is the operator's.
+    settings.mirror_takes = True
+    assert bpy.ops.motion_matching.build_database("INVOKE_DEFAULT") == {"FINISHED"}
+    assert _store().load(bpy.context.scene)[0].num_rows == 2 * n and not settings.database_stale
 
 
 def _curving_path(sign):
