@@ -47,6 +47,8 @@ def long_path(path, seconds=60.0):
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--mirror-takes", action=argparse.BooleanOptionalAction, default=None,
+                    help="build the database with Mirror Takes on or off (default: the add-on's default)")
     args = ap.parse_args()
     addon_session.start()
     import bpy
@@ -58,7 +60,14 @@ def main():
     bpy.ops.motion_matching.import_bvh(filepath=SAMPLE, global_scale=0.01, add_virtual_root=True)
     obj = bpy.context.active_object
     bpy.ops.motion_matching.database_add_action()
-    bpy.ops.motion_matching.build_database()
+    kw = {} if args.mirror_takes is None else {"mirror_takes": args.mirror_takes}
+    t = time.perf_counter()
+    bpy.ops.motion_matching.build_database(**kw)
+    build_s = time.perf_counter() - t
+    from tools import path_measure
+
+    store = path_measure.addon("motion_matching_addon.database_store")
+    size = len(store.raw_bytes(scene))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "long.json")
@@ -79,7 +88,10 @@ def main():
             med = statistics.median(times)
             seconds = (report["frames"] - 1) / report["fps"]
             rows.append((label, report["frames"], med, seconds / med, report))
-    print("Blender %s; median of %d bakes; operator time (simulation, keys, report)" % (bpy.app.version_string, args.repeat))
+    print("Blender %s; database: %s, built in %.2f s, %.1f MB stored (Mirror Takes %s)"
+          % (bpy.app.version_string, scene.motion_matching.database_summary, build_s, size / 1e6,
+             "on" if scene.motion_matching.mirror_takes else "off"))
+    print("median of %d bakes; operator time (simulation, keys, report)" % args.repeat)
     print("%-26s %7s %9s %10s %8s %6s %6s %9s %9s" % ("path", "frames", "seconds", "x realtime", "searches",
                                                       "jumps", "locks", "toe slide", "raw"))
     for label, frames, med, rt, r in rows:

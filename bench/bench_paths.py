@@ -56,6 +56,10 @@ BEFORE = {
     "strafe_warp": 0.0,            # orientation warping of the strafe
     "strict_tag_query": True,      # a tag query offers only rows whose whole future it selects
 }
+# ... and the database as it was built before issue 10 (options of motion_matching.build_database).
+BEFORE_BUILD = {
+    "mirror_takes": False,         # no mirror images of the takes
+}
 CHECK_TOLERANCE = 1e-4    # m
 
 
@@ -68,9 +72,10 @@ def scenario_of(name):
     return sc.load_scenario(path), path
 
 
-def setup(walk_query):
-    """Import, tag, build; returns (armature, raw action, database, seconds of
-    rows the walking query leaves searchable: by default, and strict)."""
+def setup(walk_query, mirror_takes=None):
+    """Import, tag, build (``mirror_takes``: None for the add-on's default);
+    returns (armature, raw action, database, seconds of rows the walking query
+    leaves searchable: by default, and strict)."""
     import bpy
 
     ops = bpy.ops.motion_matching
@@ -80,7 +85,7 @@ def setup(walk_query):
     obj = bpy.context.active_object
     ops.auto_tag()
     ops.database_add_action()
-    ops.build_database()
+    ops.build_database(**({} if mirror_takes is None else {"mirror_takes": mirror_takes}))
     from tools import path_measure
 
     db, arrays = path_measure.addon("motion_matching_addon.database_store").load(bpy.context.scene)
@@ -119,10 +124,11 @@ def raw_motion(obj, action, db, fps):
 
 def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp, variant="after", options=None):
     """Bake one path at one rate with bake ``options`` (operator keywords over the
-    defaults); returns the measured row."""
+    defaults) on the scene's database; returns the measured row."""
     import bpy
     import numpy as np
 
+    from core import mirror
     from core import scenario as sc
     from tools import path_measure
 
@@ -156,9 +162,14 @@ def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp, variant="a
     check = path_measure.bulk_vs_frame_set(scene, obj, bake, picks)
     times = (frames - 1.0) / fps
     target, asked = sc.sample(scenario, times)
-    row = path_measure.measure(bake, raw, floor, path=target, asked_facing=asked)
+    # With Mirror Takes each joint also plays its counterpart's motion: the raw
+    # rotation steps it is held to are both sides'.
+    mirrored = bool(scene.motion_matching.mirror_takes)
+    pairs = mirror.pair_bones(bake.names, path_measure.addon("motion_matching_addon.armature_data")
+                              .bone_order(obj.data)[1]) if mirrored else None
+    row = path_measure.measure(bake, raw, floor, path=target, asked_facing=asked, raw_pairs=pairs)
     row.update(path=name, query=tag_query or "", report=report, operator_s=wall, frame_set_check_m=check,
-               variant=variant, options=options,
+               variant=variant, options=options, mirror_takes=mirrored,
                clamp_m=options.get("clamp_distance", scene.motion_matching.bake_settings.clamp_distance))
     row["glides_warned"] = done_when.warned_glides(row["glides"], report.get("warnings", []))
     # Leave the scene as it was: the take plays its own action again.
@@ -307,13 +318,22 @@ def checks_table(rows):
 def run_bakes(args, obj, raw_action, db, floor, raw60, tmp):
     """Bake every job at every rate, before and after; the measured rows."""
     rows = []
-    variants = ([("before", BEFORE)] if args.before else []) + [("after", {})]
+    import bpy
+
+    after_build = {} if args.mirror_takes is None else {"mirror_takes": args.mirror_takes}
+    variants = ([("before", BEFORE, BEFORE_BUILD)] if args.before else []) + [("after", {}, after_build)]
+    built = None
     for fps in args.fps:
         raw = raw60 if fps == int(db.clip_fps[0]) else raw_motion(obj, raw_action, db, fps)
         jobs = [(p, "") for p in args.paths]
         if args.walk_query:
             jobs += [(p, args.walk_query) for p in WALK_PATHS if p in args.paths]
-        for variant, options in variants:
+        for variant, options, build in variants:
+            if built != variant:    # each variant bakes on its own database (BEFORE_BUILD: as it was built)
+                bpy.context.scene.motion_matching.property_unset("mirror_takes")
+                if bpy.ops.motion_matching.build_database(**build) != {"FINISHED"}:
+                    raise RuntimeError("the database of the %s bakes did not build" % variant)
+                built = variant
             for name, query in jobs:
                 row = bake_path(obj, raw_action, name, fps, query, raw, floor, tmp, variant, options)
                 rows.append(row)
@@ -339,8 +359,11 @@ def print_results(args, rows, floor, raw60, walk_s, worst_check):
         if r["path"] == rows[0]["path"] and not r["query"] and r["variant"] == "after"))
     print("bulk positions vs frame_set: largest difference %.2g m over %d frames per bake (limit %g)"
           % (worst_check, CHECK_FRAMES, CHECK_TOLERANCE))
-    for variant, what in (("before", "bake options %s" % ", ".join("%s=%s" % kv for kv in BEFORE.items())),
-                          ("after", "the bake's defaults")):
+    after_db = "the add-on's default" if args.mirror_takes is None else "mirror_takes=%s" % args.mirror_takes
+    for variant, what in (("before", "bake options %s; database %s" % (
+                              ", ".join("%s=%s" % kv for kv in BEFORE.items()),
+                              ", ".join("%s=%s" % kv for kv in BEFORE_BUILD.items()))),
+                          ("after", "the bake's defaults; database %s" % after_db)):
         some = [r for r in rows if r["variant"] == variant]
         if some:
             print()
@@ -369,6 +392,9 @@ def main():
                     help="tag query of the walking-only database ('' skips those rows; default 'walk')")
     ap.add_argument("--no-before", dest="before", action="store_false",
                     help="bake only with the defaults (not also with the options of BEFORE)")
+    ap.add_argument("--mirror-takes", action=argparse.BooleanOptionalAction, default=None,
+                    help="the after bakes' database with Mirror Takes on or off (default: the add-on's default; "
+                         "the before bakes use BEFORE_BUILD)")
     ap.add_argument("--json", metavar="OUT", help="also write the rows as JSON")
     args = ap.parse_args()
     t_start = time.perf_counter()
@@ -378,7 +404,7 @@ def main():
     from core import path_metrics as pm
 
     check_options(BEFORE)
-    obj, raw_action, db, walk_s = setup(args.walk_query)
+    obj, raw_action, db, walk_s = setup(args.walk_query, args.mirror_takes)
     raw60 = raw_motion(obj, raw_action, db, float(db.clip_fps[0]))
     floor = pm.planted_height(raw60.ankles, raw60.toes, raw60.fps)
     with tempfile.TemporaryDirectory() as tmp:
@@ -390,7 +416,8 @@ def main():
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as fh:
             json.dump({"blender": bpy.app.version_string, "planted_ankle_height_m": floor, "walk_query": args.walk_query,
-                       "before": BEFORE, "rows": rows}, fh, indent=1, default=_plain)
+                       "before": BEFORE, "before_build": BEFORE_BUILD,
+                       "mirror_takes": args.mirror_takes, "rows": rows}, fh, indent=1, default=_plain)
     addon_session.disable()
     if worst_check > CHECK_TOLERANCE:
         sys.exit("bulk positions differ from frame_set by %.3g m" % worst_check)

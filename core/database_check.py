@@ -24,8 +24,8 @@ from .features import (DATABASE_FORMAT_VERSION, Database, MIN_GROUP_SCALE, Featu
                        feature_weights)
 from .npz_reader import NpzArchive
 
-__all__ = ["DatabaseError", "ADDON_FORMAT", "CORE_LAYOUT", "CONTACT_LAYOUT", "ADDON_LAYOUT", "MAX_ABS_VALUE",
-           "MAX_FPS", "FEATURE_BONE_KEYS", "layout", "check_layout", "check_values", "check_arrays",
+__all__ = ["DatabaseError", "ADDON_FORMAT", "CORE_LAYOUT", "CONTACT_LAYOUT", "ADDON_LAYOUT", "OPTIONAL_LAYOUT",
+           "MAX_ABS_VALUE", "MAX_FPS", "FEATURE_BONE_KEYS", "layout", "check_layout", "check_values", "check_arrays",
            "read_database"]
 
 ADDON_FORMAT = "motion_matching.database/1"
@@ -79,6 +79,11 @@ ADDON_LAYOUT = {
     "fingerprint": ("U", ()),
 }
 
+# Keys a database may hold (databases written before them lack them).
+OPTIONAL_LAYOUT = {
+    "clip_mirrored": ("b", ("C",)),   # True for the clips that are the mirror image of a take (Mirror Takes)
+}
+
 _KINDS = {"i": ("iu", "whole numbers"), "f": ("f", "floating-point numbers"), "b": ("b", "true/false flags"),
           "U": ("U", "text")}
 _SIZE_WORDS = {"N": "rows (features has N)", "D": "feature columns (features has D)",
@@ -102,7 +107,7 @@ def layout(complete=True):
 
 
 def known_keys():
-    return set(CORE_LAYOUT) | set(CONTACT_LAYOUT) | set(ADDON_LAYOUT)
+    return set(CORE_LAYOUT) | set(CONTACT_LAYOUT) | set(ADDON_LAYOUT) | set(OPTIONAL_LAYOUT)
 
 
 def _bad(key, problem):
@@ -124,6 +129,7 @@ def check_layout(shapes, complete=True):
                             "Rebuild the database." % ", ".join(missing))
     checked = dict(want)
     checked.update({k: v for k, v in CONTACT_LAYOUT.items() if k in shapes})
+    checked.update({k: v for k, v in OPTIONAL_LAYOUT.items() if k in shapes})
     for key, (kind, shape) in checked.items():
         dims, dtype = shapes[key]
         kinds, words = _KINDS[kind]

@@ -250,16 +250,22 @@ def rotation_steps(quats):
     return 2.0 * np.arccos(np.clip(dots, 0.0, 1.0))
 
 
-def rotation_change(quats, raw_quats, names=None, percentile=ROTATION_PERCENTILE, min_raw=1e-4):
+def rotation_change(quats, raw_quats, names=None, percentile=ROTATION_PERCENTILE, min_raw=1e-4, raw_pairs=None):
     """Each joint's largest rotation step in ``quats`` against the
     ``percentile`` of its steps in ``raw_quats`` (the same joints, at the same
     rate). Joints whose raw figure is under ``min_raw`` radians (still joints)
-    are left out. Returns the worst ratio, its joint, and both angles in degrees."""
+    are left out. ``raw_pairs`` (J,), each joint's counterpart, when the data
+    played holds the take's mirror image too: a joint's raw steps then include
+    its counterpart's (which its mirror image plays, at the same angles).
+    Returns the worst ratio, its joint, and both angles in degrees."""
     if np.shape(quats)[1:] != np.shape(raw_quats)[1:]:
         raise PathMetricsError("The baked and raw rotations must cover the same joints (got %s and %s)."
                                % (np.shape(quats)[1:], np.shape(raw_quats)[1:]))
     steps = rotation_steps(quats)
-    raw = np.percentile(rotation_steps(raw_quats), percentile, axis=0)
+    raw_steps = rotation_steps(raw_quats)
+    if raw_pairs is not None:
+        raw_steps = np.concatenate([raw_steps, raw_steps[:, np.asarray(raw_pairs)]])
+    raw = np.percentile(raw_steps, percentile, axis=0)
     worst = steps.max(axis=0)
     ok = raw > min_raw
     if not ok.any():

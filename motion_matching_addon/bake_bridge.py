@@ -293,6 +293,10 @@ def _upper_arms(skeleton):
     return [list(skeleton.names).index(a) for a in arms]
 
 
+def _is_mirror(arrays, c):
+    return "clip_mirrored" in arrays and bool(arrays["clip_mirrored"][c])
+
+
 def raw_take_joints(db, arrays, skeleton, fps):
     """Every clip of the database played ``fps`` times a second (its rows
     blended on fractional frames), as :class:`core.bake_quality.Joints`; and the
@@ -300,11 +304,14 @@ def raw_take_joints(db, arrays, skeleton, fps):
     def make():
         locs_all, rots_all = np.asarray(arrays["pose_locations"]), np.asarray(arrays["pose_rotations"])
         contacts = db.contacts if db.contacts is not None else np.zeros((db.num_rows, 2), dtype=bool)
-        full = skeleton_joints(skeleton, locs_all.astype(np.float64), rots_all.astype(np.float64),
-                               float(db.clip_fps[0]), contacts)
+        # The take is what was captured: mirror images (Mirror Takes) slide as their takes do.
+        takes = [c for c in range(len(db.clip_names)) if not _is_mirror(arrays, c)]
+        keep = np.concatenate([np.arange(db.clip_offsets[c], db.clip_offsets[c + 1]) for c in takes])
+        full = skeleton_joints(skeleton, locs_all[keep].astype(np.float64), rots_all[keep].astype(np.float64),
+                               float(db.clip_fps[0]), contacts[keep])
         floor = path_metrics.planted_height(full.ankles, full.toes, float(db.clip_fps[0]))
         clips = []
-        for c in range(len(db.clip_names)):
+        for c in takes:
             rows = db.clip_rows(c)
             rows = np.arange(rows.start, rows.stop) if isinstance(rows, slice) else np.asarray(rows)
             if len(rows) < 2:

@@ -17,7 +17,7 @@ from ..core import transforms as tf
 from ..core import virtual_root as vr
 from ..core.database_check import ADDON_FORMAT, check_arrays
 from ..core.errors import MotionMatchingError
-from . import armature_data, compat, database_search, database_store
+from . import armature_data, compat, database_mirror, database_search, database_store
 from .scene_data import scene_fps
 
 
@@ -269,6 +269,8 @@ def fingerprint(scene):
     keys = ["left_foot", "right_foot", "left_toe", "right_toe", "hips", "responsiveness", "quality",
             "exclude_tags", "contact_speed", "contact_radius"]
     h.update(json.dumps({k: getattr(settings, k) for k in keys}, sort_keys=True).encode())
+    if settings.mirror_takes:   # only when on, so databases built before the option keep their fingerprint
+        h.update(b"mirror_takes")
     for g in settings.feature_groups:
         h.update(json.dumps([g.name, g.kind, g.bones, g.times, g.weight]).encode())
     for e in settings.entries:
@@ -320,6 +322,28 @@ def build(scene, progress=None):
     wanted = [n for n in wanted if n != bones["root"]] + [bones["root"]]
     column = {n: k for k, n in enumerate(wanted)}
     previous_quat = None
+    taken = []   # (action, obj, frames, channels, excluded, tags) of each clip, for the mirror
+
+    def add_clip(name, fps, frames, channels, positions, root_world, excluded, tags, action_name, obj_name):
+        nonlocal previous_quat
+        character = vr.character_frames(root_world)
+        root_pos = character[:, :3, 3].copy()
+        root_rot = tf.matrix_to_quat(character[:, :3, :3])
+        clips.append(ft.Clip(name=name, fps=fps, joint_names=wanted, positions=positions, root_pos=root_pos,
+                             root_rot=root_rot, excluded=excluded))
+        channels = (channels[0], _continue_signs(previous_quat, channels[1]))
+        previous_quat = channels[1][-1]
+        bases.append(channels)
+        root_paths.append(root_pos)
+        root_quats.append(tf.quat_unroll(root_rot, axis=0))
+        toe_paths.append(positions[:, [column[bones["left_toe"]], column[bones["right_toe"]]]])
+        foot_paths.append(positions[:, [column[bones["left_foot"]], column[bones["right_foot"]]]])
+        root_facings.append(character[:, :2, :3] @ np.array([0.0, -1.0, 0.0]))
+        clip_tags.append([{"name": t.name, "start": t.start, "end": t.end} for t in tags])
+        frame_starts.append(frames[0])
+        actions.append(action_name)
+        armatures.append(obj_name)
+
     for i, (action, obj) in enumerate(pairs):
         if progress:
             progress(i, len(pairs))
@@ -337,25 +361,25 @@ def build(scene, progress=None):
         tags = tags_of(action, frames)
         frames, channels, positions, root_world = sample_action(scene, action, obj, names, parents, wanted, frames)
         excluded = core_tags.excluded_rows(tags, len(frames), excl)
-        character = vr.character_frames(root_world)
+        add_clip(action.name, action_fps(action, scene), frames, channels, positions, root_world, excluded, tags,
+                 action.name, obj.name)
         del root_world
-        root_pos = character[:, :3, 3].copy()
-        root_rot = tf.matrix_to_quat(character[:, :3, :3])
-        clips.append(ft.Clip(name=action.name, fps=action_fps(action, scene), joint_names=wanted,
-                             positions=positions, root_pos=root_pos, root_rot=root_rot,
-                             excluded=excluded))
-        channels = (channels[0], _continue_signs(previous_quat, channels[1]))
-        previous_quat = channels[1][-1]
-        bases.append(channels)
-        root_paths.append(root_pos)
-        root_quats.append(tf.quat_unroll(root_rot, axis=0))
-        toe_paths.append(positions[:, [column[bones["left_toe"]], column[bones["right_toe"]]]])
-        foot_paths.append(positions[:, [column[bones["left_foot"]], column[bones["right_foot"]]]])
-        root_facings.append(character[:, :2, :3] @ np.array([0.0, -1.0, 0.0]))
-        clip_tags.append([{"name": t.name, "start": t.start, "end": t.end} for t in tags])
-        frame_starts.append(frames[0])
-        actions.append(action.name)
-        armatures.append(obj.name)
+        if settings.mirror_takes:
+            taken.append((action, obj, frames, channels, excluded, tags))
+    mirrored = [False] * len(clips)
+    if settings.mirror_takes:
+        try:
+            pairs_of = database_mirror.bone_pairs(first_obj, names, parents, bones)
+        except MotionMatchingError as ex:
+            raise MotionMatchingError("%s; turn Mirror Takes off (Database panel) to build from the takes alone."
+                                      % str(ex).rstrip(".")) from None
+        for action, obj, frames, channels, excluded, tags in taken:
+            channels_m, positions_m, root_m = database_mirror.mirrored_take(
+                obj, names, parents, wanted, fk_bones(names, parents, wanted), channels, pairs_of, bones["root"])
+            add_clip(action.name + " (mirror)", action_fps(action, scene), frames, channels_m, positions_m, root_m,
+                     excluded, database_mirror.mirrored_tags(tags), action.name, obj.name)
+        mirrored += [True] * len(taken)
+        del taken
     db = ft.build_database(spec, clips, contact_joints=(bones["left_toe"], bones["right_toe"]),
                            contact_speed=settings.contact_speed, contact_radius=settings.contact_radius)
     arrays = db.to_arrays()
@@ -381,18 +405,24 @@ def build(scene, progress=None):
         "tags_json": np.array(json.dumps(clip_tags)),
         "fingerprint": np.array(fingerprint(scene)),
     })
+    if any(mirrored):
+        arrays["clip_mirrored"] = np.array(mirrored, dtype=bool)
     summary = {
         "rows": db.num_rows, "features": db.dim, "clips": len(clips),
         "valid_rows": int(db.valid.sum()), "excluded_rows": int(db.excluded.sum()),
         "seconds": float(sum(c.num_frames / c.fps for c in clips)),
+        "mirrored_clips": int(sum(mirrored)),
     }
     return to_bytes(arrays), summary, db, arrays
 
 
 def summary_text(summary):
-    return "%d rows (%d searchable, %d excluded) from %d action%s, %.1f s, %d features" % (
-        summary["rows"], summary["valid_rows"], summary["excluded_rows"], summary["clips"],
-        "" if summary["clips"] == 1 else "s", summary["seconds"], summary["features"])
+    mirrored = summary.get("mirrored_clips", 0)
+    actions = summary["clips"] - mirrored
+    return "%d rows (%d searchable, %d excluded) from %d action%s%s, %.1f s, %d features" % (
+        summary["rows"], summary["valid_rows"], summary["excluded_rows"], actions,
+        "" if actions == 1 else "s", " and their mirror images" if mirrored else "", summary["seconds"],
+        summary["features"])
 
 
 def build_and_store(context):

@@ -143,6 +143,10 @@ class MOTION_MATCHING_PG_scene(bpy.types.PropertyGroup):
     contact_radius: IntProperty(name="Contact Filter", default=6, min=0, soft_max=20,
                                 description="Median filter radius (frames) that cleans the contacts",
                                 update=_mark_stale)
+    mirror_takes: BoolProperty(
+        name="Mirror Takes", default=True, update=_mark_stale,
+        description="Also put each take's mirror image in the database (left and right swapped, turn_left "
+                    "tags read turn_right): twice the rows, turns and steps to both sides")
     tag_query: StringProperty(
         name="Tag Query", default="",
         description="Restrict the search to tagged frames, e.g. 'walk or run', '(walk or run) and not stop'")

@@ -3,7 +3,7 @@
 import os
 
 import bpy
-from bpy.props import StringProperty
+from bpy.props import BoolProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ..core import database_check
@@ -109,6 +109,11 @@ class MOTION_MATCHING_OT_build_database(bpy.types.Operator):
     bl_label = "Build Database"
     bl_options = {"REGISTER", "UNDO"}
 
+    mirror_takes: BoolProperty(
+        name="Mirror Takes", default=False, options={"SKIP_SAVE"},
+        description="Also put each take's mirror image in the database (when given, it becomes the scene's "
+                    "Mirror Takes setting; when not, the scene's setting is used)")
+
     @classmethod
     def poll(cls, context):
         if len(_settings(context).entries) == 0:
@@ -116,10 +121,20 @@ class MOTION_MATCHING_OT_build_database(bpy.types.Operator):
             return False
         return True
 
+    def invoke(self, context, event):
+        # From the panel: show (and use) the scene's setting in the redo panel.
+        self.mirror_takes = _settings(context).mirror_takes
+        return self.execute(context)
+
     def execute(self, context):
+        settings = _settings(context)
+        before = (settings.mirror_takes, settings.database_stale)
+        if self.properties.is_property_set("mirror_takes"):
+            settings.mirror_takes = self.mirror_takes
         try:
             summary = database_build.build_and_store(context)
         except MotionMatchingError as ex:
+            settings.mirror_takes, settings.database_stale = before   # leave the scene as it was
             self.report({"ERROR"}, "Database not built (the previous one is kept): %s" % ex)
             return {"CANCELLED"}
         self.report({"INFO"}, "Database built: %s." % database_build.summary_text(summary))

@@ -43,6 +43,7 @@ class MOTION_MATCHING_PT_database(SidebarPanel, bpy.types.Panel):
         col = row.column(align=True)
         col.operator("motion_matching.database_add_action", icon="ADD", text="")
         col.operator("motion_matching.database_remove_action", icon="REMOVE", text="")
+        layout.prop(settings, "mirror_takes")
         col = layout.column(align=True)
         col.operator("motion_matching.build_database", icon="FILE_REFRESH")
         if settings.database_built:

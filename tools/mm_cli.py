@@ -74,6 +74,8 @@ def parse(argv):
     ap.add_argument("--scenario", default="showcase", help="built-in scenario name or a JSON waypoint file")
     ap.add_argument("--fps", type=float, default=24.0, help="the scene's frame rate (default 24)")
     ap.add_argument("--tag-query", default="", help="restrict matching to tagged frames, e.g. 'walk or run'")
+    ap.add_argument("--mirror-takes", action=argparse.BooleanOptionalAction, default=None,
+                    help="also put each take's mirror image in the database (default: the add-on's default)")
     ap.add_argument("--out", required=True, metavar="DIR", help="output folder")
     ap.add_argument("--top-view", metavar="FILE", help="also render a top view of the bake to this PNG")
     group = ap.add_argument_group("bake settings", "one per knob of core.bake.BakeSettings (default: its default)")
@@ -290,7 +292,10 @@ def run(args):
     bpy.context.view_layer.objects.active = armatures[0]
     call(ops.database_add_action)
     scene.motion_matching.tag_query = args.tag_query
-    call(ops.build_database)
+    if args.mirror_takes is None:
+        call(ops.build_database)
+    else:
+        call(ops.build_database, mirror_takes=args.mirror_takes)
     scenario = args.scenario
     if os.path.isfile(scenario):
         call(ops.add_scenario_controller, scenario="FILE", filepath=os.path.abspath(scenario), frame_start=1,

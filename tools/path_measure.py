@@ -124,11 +124,12 @@ def bulk_vs_frame_set(scene, obj, motion, picks):
     return float(np.max(np.linalg.norm(ref - ours, axis=-1)))
 
 
-def measure(bake, raw, floor, path=None, asked_facing=None):
+def measure(bake, raw, floor, path=None, asked_facing=None, raw_pairs=None):
     """Every figure of the path table for a baked :class:`Motion` against the
     raw take's (sampled at the same rate). ``floor``: the take's planted ankle
     height; ``path`` (T, 2 or 3): the controller's positions on the bake's frames;
-    ``asked_facing`` (T, 2) or None."""
+    ``asked_facing`` (T, 2) or None; ``raw_pairs``: each joint's counterpart when
+    the database holds the take's mirror image (see path_metrics.rotation_change)."""
     fps = bake.fps
     out = {"fps": fps, "frames": int(len(bake.frames)), "planted_ankle_height_m": floor}
     slide = pm.ankle_sliding(bake.ankles, bake.hips, fps, floor)
@@ -163,7 +164,7 @@ def measure(bake, raw, floor, path=None, asked_facing=None):
                                  default=0.0)
     raw_glides = pm.frozen_glides(pm.planted(raw.ankles, raw.fps, floor), raw.hips, raw.fps)
     out["raw_glides"] = len(raw_glides)
-    out["rotation"] = pm.rotation_change(bake.rotations, raw.rotations, bake.names)
+    out["rotation"] = pm.rotation_change(bake.rotations, raw.rotations, bake.names, raw_pairs=raw_pairs)
     if out["rotation"]["frame"] >= 0:
         out["rotation"]["frame"] = int(bake.frames[out["rotation"]["frame"]])
     out["toe_lowest_m"] = pm.lowest(bake.toes)

@@ -26,6 +26,10 @@ def test_good_arguments(base, tmp_path):
     scenario = tmp_path / "path.json"
     scenario.write_text('{"points": []}')   # a file is checked when the controller reads it
     assert mm_cli.parse(base + ["--scenario", str(scenario), "--fps", "1000"]).scenario == str(scenario)
+    # Mirror Takes: unset (the add-on's default), on or off.
+    assert mm_cli.parse(base).mirror_takes is None
+    assert mm_cli.parse(base + ["--mirror-takes"]).mirror_takes is True
+    assert mm_cli.parse(base + ["--no-mirror-takes"]).mirror_takes is False
 
 
 BAD = [

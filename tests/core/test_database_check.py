@@ -11,8 +11,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from core.database_check import (ADDON_FORMAT, DatabaseError, check_arrays, database_from_arrays, known_keys, layout,
-                                 read_database)
+from core.database_check import (ADDON_FORMAT, OPTIONAL_LAYOUT, DatabaseError, check_arrays, database_from_arrays,
+                                 known_keys, layout, read_database)
 from core.errors import MotionMatchingError
 from core.features import Clip, build_database, default_spec, feature_names, feature_weights
 from core.npz_reader import MAX_INFLATED_BYTES, MAX_RATIO, RATIO_FLOOR_BYTES, NpzArchive, NpzError, inflate_cap
@@ -239,11 +239,25 @@ def test_inconsistent_databases_are_refused_with_a_sentence(good, name, mutate, 
 
 
 def test_every_documented_key_is_checked(good):
-    # Every key the add-on writes is known to the checker, and dropping any one is refused.
-    assert set(good) == known_keys()
+    # Every key the add-on writes is known to the checker, and dropping any one is refused
+    # (but for the optional ones, which databases written before them lack).
+    assert set(good) | set(OPTIONAL_LAYOUT) == known_keys()
     for key in good:
         with pytest.raises(DatabaseError, match="lacks %s" % key):
             check_arrays(_drop(key)(good))
+
+
+def test_mirrored_clip_flags_are_optional_but_checked(good):
+    # A database from before Mirror Takes (no clip_mirrored) loads; one with the flags keeps them.
+    assert "clip_mirrored" not in check_arrays(good)[0]
+    arrays, _sizes, _spec = check_arrays({**good, "clip_mirrored": np.array([False, True])})
+    assert list(arrays["clip_mirrored"]) == [False, True]
+    assert list(read_database(npz_bytes({**good, "clip_mirrored": np.array([False, True])}))[0]["clip_mirrored"]) \
+        == [False, True]
+    with pytest.raises(DatabaseError, match="clip_mirrored has shape \\(3,\\), but its axis 0 must have 2 clips"):
+        check_arrays({**good, "clip_mirrored": np.array([False, True, True])})
+    with pytest.raises(DatabaseError, match="clip_mirrored must hold true/false flags"):
+        check_arrays({**good, "clip_mirrored": np.array([0.0, 1.0])})
 
 
 # ------------------------------------------------------------------------- the archive

@@ -1,0 +1,164 @@
+"""Mirror Takes: the database holds each take's mirror image; a take and its
+mirror give mirror-image bakes along mirror-image paths."""
+
+import json
+import math
+
+import bpy
+import numpy as np
+import pytest
+
+from core import mirror as core_mirror
+from core import transforms as tf
+from sample_paths import SAMPLE_TAKE
+import bl_helpers as H
+
+
+def _store():
+    return H.addon_module("motion_matching_addon.database_store")
+
+
+def _sample_listed():
+    obj = H.import_ours(SAMPLE_TAKE, global_scale=0.01, add_virtual_root=True)
+    assert bpy.ops.motion_matching.database_add_action() == {"FINISHED"}
+    return obj
+
+
+def test_the_option_reaches_the_operator_and_the_rows_are_mirrored(tmp_path):
+    obj = _sample_listed()
+    settings = bpy.context.scene.motion_matching
+    # Tag a turn so that the mirror's tag can be checked.
+    tag = obj.animation_data.action.motion_matching.tags.add()
+    tag.name, tag.frame_start, tag.frame_end = "turn_left", 100, 160
+    assert bpy.ops.motion_matching.build_database(mirror_takes=True) == {"FINISHED"}
+    assert settings.mirror_takes and not settings.database_stale
+    assert "and their mirror images" in settings.database_summary
+    db, arrays = _store().load(bpy.context.scene)
+    n = int(db.clip_offsets[1])
+    assert db.num_rows == 2 * n and list(arrays["clip_mirrored"]) == [False, True]
+    assert [str(s) for s in arrays["clip_actions"]] == [obj.animation_data.action.name] * 2
+    tags = json.loads(str(arrays["tags_json"]))
+    first = int(arrays["clip_frame_start"][0])
+    assert {"name": "turn_left", "start": 100 - first, "end": 160 - first} in tags[0]
+    assert {"name": "turn_right", "start": 100 - first, "end": 160 - first} in tags[1]
+    assert not any(t["name"] == "turn_left" for t in tags[1])
+    # Contacts swap sides, row for row.
+    assert np.array_equal(db.contacts[n:], db.contacts[:n, ::-1])
+    # Features: x turns over and left/right swap. The take's skeleton is left/right
+    # symmetric to 0.03 mm and poses are stored in float32: 1e-3 (m, m/s) is ample.
+    names = [str(s) for s in arrays["bone_names"]]
+    pairs = core_mirror.pair_bones(names, arrays["bone_parents"])
+    cols, signs = core_mirror.feature_mirror(db.spec, lambda b: names[pairs[names.index(b)]])
+    assert np.abs(db.raw[n:] - db.raw[:n][:, cols] * signs).max() < 1e-3
+    assert np.abs(db.raw[n:] - db.raw[:n]).max() > 0.1   # not the same rows
+    # The stored toes of a mirrored row are the reflection of the other side's, in world space.
+    bones = json.loads(str(arrays["feature_bones_json"]))
+    plane = core_mirror.root_plane(arrays["bone_rest"][names.index(bones["root"])])
+    toes = arrays["toe_positions"]
+    assert np.abs(toes[n:] - core_mirror.mirror_points(toes[:n, ::-1], plane)).max() < 1e-3
+    # Root motion: mirrored facings, and the same distance travelled per row.
+    step = np.linalg.norm(np.diff(arrays["root_positions"][:, :2], axis=0), axis=1)
+    np.testing.assert_allclose(step[n:], step[:n - 1], atol=1e-4)
+    turn = np.diff(np.unwrap(np.arctan2(arrays["root_facings"][:, 0], -arrays["root_facings"][:, 1])))
+    np.testing.assert_allclose(turn[n:], -turn[:n - 1], atol=1e-4)
+    # Export and import keep the mirrored rows.
+    path = str(tmp_path / "db.npz")
+    assert bpy.ops.motion_matching.export_database(filepath=path) == {"FINISHED"}
+    _store().clear(bpy.context.scene)
+    assert bpy.ops.motion_matching.import_database(filepath=path) == {"FINISHED"}
+    db2, arrays2 = _store().load(bpy.context.scene)
+    assert db2.num_rows == 2 * n and list(arrays2["clip_mirrored"]) == [False, True]
+    # Turning the option off makes the database out of date; built off, it is the take alone.
+    assert not settings.database_stale
+    settings.mirror_takes = False
+    assert settings.database_stale
+    assert bpy.ops.motion_matching.build_database() == {"FINISHED"}
+    db3, arrays3 = _store().load(bpy.context.scene)
+    assert db3.num_rows == n and "clip_mirrored" not in arrays3 and not settings.mirror_takes
+    # From the panel (invoke) the scene's setting is the operator's.
+    settings.mirror_takes = True
+    assert bpy.ops.motion_matching.build_database("INVOKE_DEFAULT") == {"FINISHED"}
+    assert _store().load(bpy.context.scene)[0].num_rows == 2 * n and not settings.database_stale
+
+
+def _curving_path(sign):
+    """A path that starts walking at once and curves one way (so no search starts
+    from a query that is its own mirror image, where either side would do)."""
+    pts = []
+    for i in range(110):
+        t = 0.1 * i
+        a = 0.25 * t + 0.02 * t * t
+        pts.append({"t": t, "x": sign * (1.5 * (1 - math.cos(a)) + 0.3 * math.sin(0.5 * t)),
+                    "y": -1.5 * math.sin(a) - 0.4 * t})
+    return {"points": pts}
+
+
+def _bake_joints(obj, path, tmp_path, name):
+    scene = bpy.context.scene
+    before = set(bpy.data.objects.keys())
+    file = str(tmp_path / (name + ".json"))
+    with open(file, "w") as fh:
+        json.dump(path, fh)
+    assert bpy.ops.motion_matching.add_scenario_controller(scenario="FILE", filepath=file, frame_start=1,
+                                                           update_scene_range=True) == {"FINISHED"}
+    ctrl = [bpy.data.objects[n] for n in bpy.data.objects.keys() if n not in before][0]
+    scene.motion_matching.controller = ctrl
+    scene.motion_matching.bake_armature = obj
+    report = str(tmp_path / (name + "_report.json"))
+    assert bpy.ops.motion_matching.bake(controller=ctrl.name, armature=obj.name, report_path=report) == {"FINISHED"}
+    arm = H.addon_module("motion_matching_addon.armature_data")
+    names, parents = arm.bone_order(obj.data)
+    frames = np.arange(scene.frame_start, scene.frame_end + 1, dtype=np.float64)
+    loc, quat, scale = arm.pose_channels(obj, obj.animation_data.action, frames, names)
+    pose = tf.pose_fk(parents, arm.rest_matrices(obj.data, names), arm.basis_matrices(loc, quat, scale),
+                      arm.rest_offsets(obj.data, names))
+    world = (np.asarray(obj.matrix_world) @ pose)[:, :, :3, 3]
+    bpy.data.objects.remove(ctrl)
+    with open(report) as fh:
+        return names, parents, world, json.load(fh)
+
+
+@pytest.mark.parametrize("mirror_takes", [True, False])
+def test_a_take_and_its_mirror_bake_mirror_images_along_mirror_paths(tmp_path, mirror_takes):
+    obj = _sample_listed()
+    bpy.context.scene.render.fps = 30
+    assert bpy.ops.motion_matching.build_database(mirror_takes=mirror_takes) == {"FINISHED"}
+    names, parents, a, rep_a = _bake_joints(obj, _curving_path(1.0), tmp_path, "path")
+    _names, _parents, b, rep_b = _bake_joints(obj, _curving_path(-1.0), tmp_path, "reflected")
+    # The reflected bake, reflected back across x = 0 (the paths' mirror plane) with its
+    # left and right swapped, against the first bake: every joint on every frame.
+    pairs = core_mirror.pair_bones(names, parents)
+    back = b[:, pairs] * np.array([-1.0, 1.0, 1.0])
+    off = np.linalg.norm(back - a, axis=-1)
+    if mirror_takes:
+        # The same choices, mirrored: the mirrored rows are the take's reflection up to
+        # its skeleton's 0.03 mm of left/right asymmetry and float32 storage (features
+        # within 2e-4), far below any cost gap a search decides on; 1 mm per joint.
+        assert (rep_a["searches"], rep_a["jumps"]) == (rep_b["searches"], rep_b["jumps"])
+        assert off.max() < 1e-3, off.max()
+        assert abs(rep_a["contact_sliding_ratio"] - rep_b["contact_sliding_ratio"]) < 0.01
+    else:
+        # Without the mirror the take turns better to one side: the bakes differ.
+        assert off.max() > 0.05, off.max()
+
+
+def test_a_skeleton_whose_sides_do_not_pair_is_refused_and_nothing_changes():
+    obj = _sample_listed()
+    settings = bpy.context.scene.motion_matching
+    assert bpy.ops.motion_matching.build_database(mirror_takes=False) == {"FINISHED"}
+    # A left eye with no right one.
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    eye = obj.data.edit_bones.new("LeftEye")
+    eye.head, eye.tail = (0.03, -0.08, 1.7), (0.03, -0.1, 1.7)
+    eye.parent = obj.data.edit_bones["Head"]
+    bpy.ops.object.mode_set(mode="OBJECT")
+    store = _store()
+    before = store.raw_bytes(bpy.context.scene)
+    stale_before = settings.database_stale
+    with pytest.raises(RuntimeError, match="The skeleton cannot be mirrored: bone LeftEye names a side, but "
+                                           "there is no bone of the same name on the other side; turn Mirror "
+                                           "Takes off \\(Database panel\\) to build from the takes alone."):
+        bpy.ops.motion_matching.build_database(mirror_takes=True)
+    assert store.raw_bytes(bpy.context.scene) == before
+    assert not settings.mirror_takes and settings.database_stale == stale_before
