@@ -31,6 +31,7 @@ from . import features as ft
 from . import foot_lock as fl
 from . import ik
 from . import inertialization as inert
+from . import leg_release as lr
 from . import metrics
 from . import springs
 from . import transforms as tf
@@ -138,6 +139,14 @@ class BakeSettings:
     unlock_distance: float = knob(
         0.5, "Unlock Distance", "Release a pinned toe when the animation pulls it this far away", unit="length",
         min=0.01, soft_max=1.0)
+    release_in_joints: bool = knob(
+        False, "Release in Joints", "A released foot blends back to the animation in the leg's joint rotations "
+        "(the knee bends with the animation at once) rather than by a toe offset the leg may not reach (the leg "
+        "stays straight, then folds in a few frames)")
+    toe_floor_rate: float = knob(
+        0.0, "Toe Lift Rate", "A toe that would dip under the floor is lifted gradually, by at most this speed "
+        "(starting before the dip); 0: lifted by exactly the depth on the frame it dips", unit="velocity",
+        min=0.0, soft_max=2.0)
     toe_floor: float = None                 # m: toes are kept above this height (None: no floor)
 
     def check(self):
@@ -616,9 +625,8 @@ def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, spe
     S = len(locs)
     locked = np.zeros((S, 2), dtype=bool)
     count = 0
-    forward = tf.quat_rotate(root_quat, np.array([0.0, -1.0, 0.0]))
-    world_q = tf.matrix_to_quat(pose[:, :, :3, :3])
-    offset_q = tf.matrix_to_quat(skeleton.offsets[:, :3, :3])
+    legs = _LegSolver(skeleton, pose, tf.quat_rotate(root_quat, np.array([0.0, -1.0, 0.0])))
+    graded_floor = settings.toe_floor is not None and settings.toe_floor_rate > 0
     toes_out = np.empty((S, 2, 3))
     for side, (up, low, foot, toe) in enumerate(skeleton.legs):
         toe_pos = pose[:, toe, :3, 3]
@@ -626,44 +634,122 @@ def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, spe
         # The foot's heading on the ground (unwrapped), held by the lock with the toe.
         heading = np.unwrap(np.arctan2(heel[:, 1], heel[:, 0]))
         turn = np.zeros(S)
+        toes_out[:, side] = toe_pos
         if settings.foot_lock:
             held, locked[:, side], n = fl.run_foot_lock(
                 contacts[:, side], np.column_stack([toe_pos, heading]),
                 None if speeds is None else speeds[:, side], dt,
                 lock_speed=settings.lock_speed, on_contact=settings.lock_on_contact,
                 unlock_distance=settings.unlock_distance, blend_halflife=settings.lock_blend_halflife)
+            count += n
+            if settings.release_in_joints:
+                _lock_in_joint_space(legs, side, locs, rots, locked[:, side], heading, dt, settings)
+                continue
             wanted = held[:, :3]
             if settings.lock_on_contact:
                 turn = held[:, 3] - heading
         else:
-            wanted, n = toe_pos.copy(), 0
-        count += n
-        if settings.toe_floor is not None:
+            wanted = toe_pos.copy()
+        if settings.toe_floor is not None and not graded_floor:
             # Blends after jumps can swing a free toe through the ground: keep it above.
             wanted[:, 2] = np.maximum(wanted[:, 2], settings.toe_floor)
         move = (np.linalg.norm(wanted - toe_pos, axis=1) > 1e-7) | (np.abs(turn) > 1e-7)
-        toes_out[:, side] = toe_pos
-        if not move.any():
-            continue
-        idx = np.flatnonzero(move)
+        if move.any():
+            idx = np.flatnonzero(move)
+            legs.solve(rots, side, idx, wanted[idx], turn[idx])
+            toes_out[idx, side] = wanted[idx]
+    if graded_floor or settings.release_in_joints:
+        toes_out = _lift_toes(skeleton, locs, rots, root_quat, settings.toe_floor,
+                              settings.toe_floor_rate * dt if graded_floor else 0.0)
+    return rots, locked, count, toes_out
+
+
+class _LegSolver:
+    """Two-joint IK of the legs of one pose (S, J, 4, 4): the ankle moved so the
+    toe lands where wanted, the foot turned about the vertical by a heading
+    difference (pivoting on its toe), keeping its own world orientation."""
+
+    def __init__(self, skeleton, pose, forward):
+        self.skeleton, self.pose, self.forward = skeleton, pose, forward
+        self.world_q = tf.matrix_to_quat(pose[:, :, :3, :3])
+        self.offset_q = tf.matrix_to_quat(skeleton.offsets[:, :3, :3])
+
+    def solve(self, rots, side, idx, wanted, turn):
+        """Pose channels ``rots`` of leg ``side`` on steps ``idx`` (in place) so the
+        toe reaches ``wanted`` (n, 3) with the foot turned by ``turn`` (n,)."""
+        sk, pose, world_q, offset_q = self.skeleton, self.pose, self.world_q, self.offset_q
+        up, low, foot, toe = sk.legs[side]
+        heel = pose[idx, toe, :3, 3] - pose[idx, foot, :3, 3]
         hip_p, knee_p, ankle_p = (pose[idx, b, :3, 3] for b in (up, low, foot))
-        # The foot turned about the vertical by the held heading's difference,
-        # pivoting on its toe: the ankle goes where the turned foot puts it.
-        spin = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), turn[idx])
-        target = _soft_reach(hip_p, knee_p, ankle_p, wanted[idx] - tf.quat_rotate(spin, heel[idx]))
-        d_hip, d_knee = ik.two_bone_ik(hip_p, knee_p, ankle_p, target, forward[idx], pole_blend=IK_POLE_BLEND)
+        # The ankle goes where the turned foot puts it.
+        spin = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), turn)
+        target = _soft_reach(hip_p, knee_p, ankle_p, wanted - tf.quat_rotate(spin, heel))
+        d_hip, d_knee = ik.two_bone_ik(hip_p, knee_p, ankle_p, target, self.forward[idx], pole_blend=IK_POLE_BLEND)
         # New world rotations: upper and lower leg turned, the foot keeps its own
         # world orientation (turned by the held heading).
         up_w = tf.quat_mul(d_hip, world_q[idx, up])
         low_w = tf.quat_mul(d_knee, world_q[idx, low])
         foot_w = tf.quat_mul(spin, world_q[idx, foot])
-        parent_up = world_q[idx, skeleton.parents[up]]
+        parent_up = world_q[idx, sk.parents[up]]
         # basis = (parent_world * offset)^-1 * world, for rotations.
         rots[idx, up] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(parent_up, offset_q[up])), up_w)
         rots[idx, low] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(up_w, offset_q[low])), low_w)
         rots[idx, foot] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(low_w, offset_q[foot])), foot_w)
-        toes_out[idx, side] = wanted[idx]
-    return rots, locked, count, toes_out
+
+
+def _lock_in_joint_space(legs, side, locs, rots, locked, heading, dt, settings):
+    """Foot lock of one leg with the release blended in the leg's joint rotations
+    (core.leg_release): each lock pins the toe where the leg is on its first
+    step (as if still free) and holds it by IK; after it, the IK's correction of
+    thigh, shin and foot decays to the animation. ``rots`` changes in place."""
+    sk, pose = legs.skeleton, legs.pose
+    up, low, foot, toe = sk.legs[side]
+    bones, chain = [up, low, foot], [up, low, foot, toe]
+    anim = rots[:, bones].copy()
+    S = len(rots)
+    since, c0, v0 = None, None, None      # the last release, its correction and velocity
+    for first, end in lr.lock_runs(locked) + [(S, S)]:
+        leg = anim[min(first, S - 1)][None]
+        if since is not None:
+            blend = lr.released(anim[since:min(first + 1, S)], c0, v0, min(first + 1, S) - since, dt,
+                                settings.lock_blend_halflife)
+            rots[since:first, bones] = blend[:first - since]
+            leg = blend[-1:]
+        if first >= S:
+            break
+        at = slice(first, first + 1)
+        heads, _ = lr.chain_points(pose[at, sk.parents[up]], sk.offsets[chain], locs[at][:, chain],
+                                   np.concatenate([leg, rots[at, toe][:, None]], axis=1))
+        idx = np.arange(first, end)
+        wanted = np.repeat(heads[:, 3], len(idx), axis=0)
+        turn = np.zeros(len(idx))
+        if settings.lock_on_contact:
+            wanted[:, 2] = pose[idx, toe, 2, 3]        # the data's height; place and heading held
+            turn = lr.wrapped(lr.toe_heading(heads[0, 3], heads[0, 2]) - heading[idx])
+        legs.solve(rots, side, idx, wanted, turn)
+        c = lr.corrections(rots[max(end - 2, first):end][:, bones], anim[max(end - 2, first):end])
+        since, c0, v0 = end, c[-1], lr.first_derivative(c, dt)
+
+
+def _lift_toes(skeleton, locs, rots, root_quat, floor, rate):
+    """Toes kept above ``floor`` (None: none) by IK lifts that change by at most
+    ``rate`` metres a step (0: exactly the depth, core.leg_release.floor_lift).
+    ``rots`` changes in place; returns the toes (S, 2, 3)."""
+    pose = forward_kinematics(skeleton, locs, rots)
+    toes, _ = leg_points(skeleton, pose)
+    if floor is None:
+        return toes
+    legs = _LegSolver(skeleton, pose, tf.quat_rotate(root_quat, np.array([0.0, -1.0, 0.0])))
+    for side in range(len(skeleton.legs)):
+        need = np.maximum(floor - toes[:, side, 2], 0.0)
+        lift = lr.floor_lift(need, rate) if rate > 0 else need
+        idx = np.flatnonzero(lift > 1e-7)
+        if len(idx):
+            wanted = toes[idx, side].copy()
+            wanted[:, 2] += lift[idx]
+            legs.solve(rots, side, idx, wanted, np.zeros(len(idx)))
+            toes[idx, side] = wanted
+    return toes
 
 
 IK_POLE_BLEND = 0.15   # a knee off the hip-ankle line by under this share of the thigh bends toward forward
