@@ -89,6 +89,10 @@ class BakeSettings:
     inertialization_halflife: float = knob(
         0.1, "Blend Half-Life", "How fast a jump's pose difference fades: shorter is snappier, longer hides jumps "
         "better", unit="time", min=0.01, soft_max=0.5)
+    blend_max_speed: float = knob(
+        2.0, "Blend Speed Limit", "A jump's pose difference fades no faster than this (radians a second per "
+        "joint): a joint far from the new pose fades over a longer half-life instead of whipping round; 0: "
+        "every joint fades over the Blend Half-Life", unit="angle", min=0.0, soft_max=20.0)
     sim_halflife: float = knob(
         0.25, "Path Half-Life", "Smoothing of the controller's path: shorter follows it tightly, longer asks for "
         "gentler motion", unit="time", min=0.01, soft_max=1.0)
@@ -120,6 +124,10 @@ class BakeSettings:
         np.radians(60.0), "Strafe Warp", "With Strafe on, the legs and hips turn up to this angle toward the "
         "direction of travel while the upper body keeps the controller's facing (orientation warping: the take's "
         "forward steps carry a sideways path); 0: off", unit="angle", min=0.0, max=3.14159)
+    strafe_warp_rate: float = knob(
+        2.0, "Strafe Warp Rate", "The strafe warp's angle changes by at most this many radians a second (the "
+        "spine carries the counter-turn, and a warp that unwinds as the character stops turns it faster than the "
+        "take ever does); 0: no limit", unit="angle", min=0.0, soft_max=10.0)
     foot_lock: bool = knob(
         True, "Foot Lock", "Pin planted toes with two-joint leg IK", ui_name="use_foot_lock")
     lock_speed: float = knob(
@@ -140,11 +148,11 @@ class BakeSettings:
         0.5, "Unlock Distance", "Release a pinned toe when the animation pulls it this far away", unit="length",
         min=0.01, soft_max=1.0)
     release_in_joints: bool = knob(
-        False, "Release in Joints", "A released foot blends back to the animation in the leg's joint rotations "
+        True, "Release in Joints", "A released foot blends back to the animation in the leg's joint rotations "
         "(the knee bends with the animation at once) rather than by a toe offset the leg may not reach (the leg "
         "stays straight, then folds in a few frames)")
     toe_floor_rate: float = knob(
-        0.0, "Toe Lift Rate", "A toe that would dip under the floor is lifted gradually, by at most this speed "
+        0.25, "Toe Lift Rate", "A toe that would dip under the floor is lifted gradually, by at most this speed "
         "(starting before the dip); 0: lifted by exactly the depth on the frame it dips", unit="velocity",
         min=0.0, soft_max=2.0)
     toe_floor: float = None                 # m: toes are kept above this height (None: no floor)
@@ -322,7 +330,7 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     sim = springs.simulate_character(ctrl, facing, dt, halflife_pos=settings.sim_halflife,
                                      halflife_rot=settings.sim_halflife)
     sim_yaw = np.asarray(sim.yaws, dtype=np.float64)
-    warp = _strafe_warp(sim_yaw, sim.velocities, settings) if facing is not None else None
+    warp = _strafe_warp(sim_yaw, sim.velocities, settings, dt) if facing is not None else None
     if warp is not None:
         sim_yaw = sim_yaw + warp      # the lower body's wanted facing: the search and the root follow it
     matcher = _Matcher(db, trajectory_queries(db.spec, sim.positions, sim_yaw, fps), allowed,
@@ -332,7 +340,7 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
                                    _RootMotion(db, root_positions, root_quats, settings, dt), settings, fps)
     # 3. The pose: the played rows' channels with inertialization at jumps.
     locs, rots = _inertialize(pose_locations, pose_rotations, played.rows, played.jumped, skeleton.hips,
-                              _next_rows(db), fps, settings.inertialization_halflife)
+                              _next_rows(db), fps, settings.inertialization_halflife, settings.blend_max_speed)
     root_quat = _pose_root_bone(skeleton, locs, rots, played.root_pos, played.root_yaw)
     if warp is not None:
         _turn_upper_body(skeleton, locs, rots, -warp)
@@ -357,7 +365,7 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
 WARP_SPEED = (0.2, 0.5)     # m/s: orientation warping fades in between these speeds
 
 
-def _strafe_warp(sim_yaw, sim_vel, settings):
+def _strafe_warp(sim_yaw, sim_vel, settings, dt):
     """Per step, the angle (radians) the lower body turns from the wanted facing
     toward the direction of travel: the difference, limited to
     ``settings.strafe_warp`` and faded out at walking-in-place speeds. None when
@@ -370,7 +378,10 @@ def _strafe_warp(sim_yaw, sim_vel, settings):
     diff = springs.wrap_angle(travel - sim_yaw)
     lo, hi = WARP_SPEED
     fade = np.clip((speed - lo) / (hi - lo), 0.0, 1.0)
-    return np.clip(diff, -settings.strafe_warp, settings.strafe_warp) * fade
+    warp = np.clip(diff, -settings.strafe_warp, settings.strafe_warp) * fade
+    if settings.strafe_warp_rate > 0:
+        warp = lr.slew_limited(warp, settings.strafe_warp_rate * dt)
+    return warp
 
 
 def _upper_body_chain(skeleton, length=3):
@@ -573,10 +584,12 @@ def _play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps
     return _Played(rows=rows, searched=searched, jumped=jumped, cost=cost, root_pos=root_pos, root_yaw=root_yaw)
 
 
-def _inertialize(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps, halflife):
+def _inertialize(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps, halflife, max_speed=0.0):
     """Stage 3: the played rows' pose channels, float64 (S, J, 3) and (S, J, 4),
     with each jump's pose difference (every joint's rotation and the hips'
-    location) fading over ``halflife``."""
+    location) fading over ``halflife``; ``max_speed`` > 0 (radians a second): a
+    joint whose offset is large fades over a longer half-life, so the fade alone
+    turns it no faster than that (:func:`blend_halflives`)."""
     dt = 1.0 / fps
     av = _angular_velocities(pose_rotations, nxt, fps)
     lin = (pose_locations[nxt, hips] - pose_locations[:, hips]) * fps
@@ -591,11 +604,22 @@ def _inertialize(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps, h
             src = nxt[prev_row]
             inz.transition(pose_rotations[src], av[src], pose_rotations[r], av[r],
                            pose_locations[src, hips], lin[src], pose_locations[r, hips], lin[r])
+            if max_speed > 0:
+                inz.rot_halflife = blend_halflives(inz.rot_offset, halflife, max_speed)
         out_rot, out_pos = inz.update(rots[s], av[r], locs[s, hips], lin[r], None, dt if s else 0.0)
         rots[s] = out_rot
         locs[s, hips] = out_pos
         prev_row = r
     return locs, rots
+
+
+def blend_halflives(offsets, halflife, max_speed):
+    """(J,) half-lives for rotation offsets (J, 3) (rotation vectors): at least
+    ``halflife``, and long enough that a critically damped fade of the offset
+    from rest turns no faster than ``max_speed`` (its fastest is y |x0| / e at
+    t = 1/y, for the rate y = 2 ln 2 / half-life)."""
+    size = np.linalg.norm(offsets, axis=-1)
+    return np.maximum(halflife, 2.0 * np.log(2.0) * size / (np.e * max_speed))
 
 
 def _pose_root_bone(skeleton, locs, rots, root_pos, root_yaw):

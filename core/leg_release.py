@@ -37,6 +37,23 @@ def floor_lift(need, rate):
     return np.maximum(after, before)
 
 
+def slew_limited(x, step):
+    """``x`` (S,) with its change per sample limited to ``step``: the mean of a
+    forward and a backward rate-limited pass (each lags one way, the mean does
+    not; a mean of two curves within the limit is within it)."""
+    x = np.asarray(x, dtype=np.float64)
+
+    def one_way(v):
+        out = np.empty_like(v)
+        y = float(v[0]) if len(v) else 0.0
+        for i, t in enumerate(v.tolist()):
+            y += min(max(t - y, -step), step)
+            out[i] = y
+        return out
+
+    return 0.5 * (one_way(x) + one_way(x[::-1])[::-1])
+
+
 def lock_runs(locked):
     """(start, end) of each run of True in ``locked`` (S,), end exclusive."""
     edges = np.diff(np.concatenate([[0], np.asarray(locked, dtype=np.int8), [0]]))
