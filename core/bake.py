@@ -89,10 +89,6 @@ class BakeSettings:
     inertialization_halflife: float = knob(
         0.1, "Blend Half-Life", "How fast a jump's pose difference fades: shorter is snappier, longer hides jumps "
         "better", unit="time", min=0.01, soft_max=0.5)
-    blend_max_speed: float = knob(
-        2.0, "Blend Speed Limit", "A jump's pose difference fades no faster than this (radians a second per "
-        "joint): a joint far from the new pose fades over a longer half-life instead of whipping round; 0: "
-        "every joint fades over the Blend Half-Life", unit="angle", min=0.0, soft_max=20.0)
     sim_halflife: float = knob(
         0.25, "Path Half-Life", "Smoothing of the controller's path: shorter follows it tightly, longer asks for "
         "gentler motion", unit="time", min=0.01, soft_max=1.0)
@@ -340,7 +336,7 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
                                    _RootMotion(db, root_positions, root_quats, settings, dt), settings, fps)
     # 3. The pose: the played rows' channels with inertialization at jumps.
     locs, rots = _inertialize(pose_locations, pose_rotations, played.rows, played.jumped, skeleton.hips,
-                              _next_rows(db), fps, settings.inertialization_halflife, settings.blend_max_speed)
+                              _next_rows(db), fps, settings.inertialization_halflife)
     root_quat = _pose_root_bone(skeleton, locs, rots, played.root_pos, played.root_yaw)
     if warp is not None:
         _turn_upper_body(skeleton, locs, rots, -warp)
@@ -584,12 +580,10 @@ def _play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps
     return _Played(rows=rows, searched=searched, jumped=jumped, cost=cost, root_pos=root_pos, root_yaw=root_yaw)
 
 
-def _inertialize(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps, halflife, max_speed=0.0):
+def _inertialize(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps, halflife):
     """Stage 3: the played rows' pose channels, float64 (S, J, 3) and (S, J, 4),
     with each jump's pose difference (every joint's rotation and the hips'
-    location) fading over ``halflife``; ``max_speed`` > 0 (radians a second): a
-    joint whose offset is large fades over a longer half-life, so the fade alone
-    turns it no faster than that (:func:`blend_halflives`)."""
+    location) fading over ``halflife``."""
     dt = 1.0 / fps
     av = _angular_velocities(pose_rotations, nxt, fps)
     lin = (pose_locations[nxt, hips] - pose_locations[:, hips]) * fps
@@ -604,22 +598,11 @@ def _inertialize(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps, h
             src = nxt[prev_row]
             inz.transition(pose_rotations[src], av[src], pose_rotations[r], av[r],
                            pose_locations[src, hips], lin[src], pose_locations[r, hips], lin[r])
-            if max_speed > 0:
-                inz.rot_halflife = blend_halflives(inz.rot_offset, halflife, max_speed)
         out_rot, out_pos = inz.update(rots[s], av[r], locs[s, hips], lin[r], None, dt if s else 0.0)
         rots[s] = out_rot
         locs[s, hips] = out_pos
         prev_row = r
     return locs, rots
-
-
-def blend_halflives(offsets, halflife, max_speed):
-    """(J,) half-lives for rotation offsets (J, 3) (rotation vectors): at least
-    ``halflife``, and long enough that a critically damped fade of the offset
-    from rest turns no faster than ``max_speed`` (its fastest is y |x0| / e at
-    t = 1/y, for the rate y = 2 ln 2 / half-life)."""
-    size = np.linalg.norm(offsets, axis=-1)
-    return np.maximum(halflife, 2.0 * np.log(2.0) * size / (np.e * max_speed))
 
 
 def _pose_root_bone(skeleton, locs, rots, root_pos, root_yaw):

@@ -94,9 +94,6 @@ class Inertializer:
         halflife_to_damping(halflife)  # raises a clear error when not positive
         self.num_joints = num_joints
         self.halflife = float(halflife)
-        # (J,) half-lives of the joint rotations' offsets when they differ from
-        # ``halflife`` (set by the caller, e.g. per jump); None: all ``halflife``.
-        self.rot_halflife = None
         self.reset()
 
     def reset(self):
@@ -162,9 +159,8 @@ class Inertializer:
         anim_vel = self._arr(anim_vel, "vel")
         self._arr(anim_rot, "rot")  # check before changing any state
         self._arr(anim_pos, "pos")
-        hr = h if self.rot_halflife is None else self.rot_halflife[:, None]
         self.rot_offset, self.ang_vel_offset = decay_spring(
-            self.rot_offset, self.ang_vel_offset, hr, dt)
+            self.rot_offset, self.ang_vel_offset, h, dt)
         self.pos_offset, self.vel_offset = decay_spring(self.pos_offset, self.vel_offset, h, dt)
         self.out_ang_vel = anim_ang_vel + self.ang_vel_offset
         self.out_vel = anim_vel + self.vel_offset
