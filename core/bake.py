@@ -34,6 +34,7 @@ from . import inertialization as inert
 from . import leg_release as lr
 from . import metrics
 from . import springs
+from . import stride_warp as sw
 from . import transforms as tf
 from . import virtual_root as vr
 from .errors import MotionMatchingError
@@ -124,6 +125,14 @@ class BakeSettings:
         2.0, "Strafe Warp Rate", "The strafe warp's angle changes by at most this many radians a second (the "
         "spine carries the counter-turn, and a warp that unwinds as the character stops turns it faster than the "
         "take ever does); 0: no limit", unit="angle", min=0.0, soft_max=10.0)
+    stride_warp: bool = knob(
+        True, "Stride Warp", "Scale each step's length along the direction of travel by the root's travel over "
+        "the played data's (leg IK), so planted feet stay planted when the path asks for another speed than the "
+        "data's; off: the data's stride, the feet slide or the lock stretches the legs")
+    knee_min_bend: float = knob(
+        np.radians(15.0), "Least Knee Bend", "Leg IK never straightens a knee beyond this bend (or the animation's own, if "
+        "straighter): near a straight leg each millimetre of reach turns the knee by degrees, so a held foot the "
+        "body pulls away from snaps the knee; 0: up to a straight leg", unit="angle", min=0.0, max=1.0)
     foot_lock: bool = knob(
         True, "Foot Lock", "Pin planted toes with two-joint leg IK", ui_name="use_foot_lock")
     lock_speed: float = knob(
@@ -340,7 +349,10 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     root_quat = _pose_root_bone(skeleton, locs, rots, played.root_pos, played.root_yaw)
     if warp is not None:
         _turn_upper_body(skeleton, locs, rots, -warp)
-    # 5. Foot lock and two-joint IK.
+    # 5. Stride warping, foot lock and two-joint IK.
+    if settings.stride_warp and skeleton.legs:
+        _warp_strides(skeleton, locs, rots, root_quat, played, _row_deltas(db, root_positions, root_quats)[0], dt,
+                      settings.knee_min_bend)
     S = len(ctrl)
     contacts = db.contacts[played.rows] if db.contacts is not None else np.zeros((S, 2), dtype=bool)
     locked = np.zeros((S, 2), dtype=bool)
@@ -632,7 +644,7 @@ def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, spe
     S = len(locs)
     locked = np.zeros((S, 2), dtype=bool)
     count = 0
-    legs = _LegSolver(skeleton, pose, tf.quat_rotate(root_quat, np.array([0.0, -1.0, 0.0])))
+    legs = _LegSolver(skeleton, pose, tf.quat_rotate(root_quat, np.array([0.0, -1.0, 0.0])), settings.knee_min_bend)
     graded_floor = settings.toe_floor is not None and settings.toe_floor_rate > 0
     toes_out = np.empty((S, 2, 3))
     for side, (up, low, foot, toe) in enumerate(skeleton.legs):
@@ -667,8 +679,25 @@ def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, spe
             toes_out[idx, side] = wanted[idx]
     if graded_floor or settings.release_in_joints:
         toes_out = _lift_toes(skeleton, locs, rots, root_quat, settings.toe_floor,
-                              settings.toe_floor_rate * dt if graded_floor else 0.0)
+                              settings.toe_floor_rate * dt if graded_floor else 0.0, settings.knee_min_bend)
     return rots, locked, count, toes_out
+
+
+def _warp_strides(skeleton, locs, rots, root_quat, played, row_steps, dt, min_bend=0.0):
+    """Stride warping (core.stride_warp): the legs' IK scales each step along
+    the data's travel by the root's travel over the data's (in place)."""
+    k, u = sw.stride_scale(played.root_pos, sw.data_travel(played.root_pos, played.root_yaw, row_steps,
+                                                           played.rows), dt)
+    if np.abs(k - 1.0).max() < 1e-6:
+        return
+    pose = forward_kinematics(skeleton, locs, rots)
+    toes, _ = leg_points(skeleton, pose)
+    wanted = sw.warped_toes(toes, played.root_pos, k, u)
+    legs = _LegSolver(skeleton, pose, tf.quat_rotate(root_quat, np.array([0.0, -1.0, 0.0])), min_bend)
+    for side in range(len(skeleton.legs)):
+        idx = np.flatnonzero(np.linalg.norm(wanted[:, side] - toes[:, side], axis=1) > 1e-6)
+        if len(idx):
+            legs.solve(rots, side, idx, wanted[idx, side], np.zeros(len(idx)))
 
 
 class _LegSolver:
@@ -676,8 +705,8 @@ class _LegSolver:
     toe lands where wanted, the foot turned about the vertical by a heading
     difference (pivoting on its toe), keeping its own world orientation."""
 
-    def __init__(self, skeleton, pose, forward):
-        self.skeleton, self.pose, self.forward = skeleton, pose, forward
+    def __init__(self, skeleton, pose, forward, min_bend=0.0):
+        self.skeleton, self.pose, self.forward, self.min_bend = skeleton, pose, forward, min_bend
         self.world_q = tf.matrix_to_quat(pose[:, :, :3, :3])
         self.offset_q = tf.matrix_to_quat(skeleton.offsets[:, :3, :3])
 
@@ -690,7 +719,7 @@ class _LegSolver:
         hip_p, knee_p, ankle_p = (pose[idx, b, :3, 3] for b in (up, low, foot))
         # The ankle goes where the turned foot puts it.
         spin = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), turn)
-        target = _soft_reach(hip_p, knee_p, ankle_p, wanted - tf.quat_rotate(spin, heel))
+        target = _soft_reach(hip_p, knee_p, ankle_p, wanted - tf.quat_rotate(spin, heel), min_bend=self.min_bend)
         d_hip, d_knee = ik.two_bone_ik(hip_p, knee_p, ankle_p, target, self.forward[idx], pole_blend=IK_POLE_BLEND)
         # New world rotations: upper and lower leg turned, the foot keeps its own
         # world orientation (turned by the held heading).
@@ -716,29 +745,29 @@ def _lock_in_joint_space(legs, side, locs, rots, locked, heading, dt, settings):
     S = len(rots)
     since, c0, v0 = None, None, None      # the last release, its correction and velocity
     for first, end in lr.lock_runs(locked) + [(S, S)]:
-        leg = anim[min(first, S - 1)][None]
+        span = slice(min(first, S - 1), min(first + 1, S))
+        leg = anim[span]
         if since is not None:
-            blend = lr.released(anim[since:min(first + 1, S)], c0, v0, min(first + 1, S) - since, dt,
-                                settings.lock_blend_halflife)
-            rots[since:first, bones] = blend[:first - since]
-            leg = blend[-1:]
+            span = slice(since, min(first + 1, S))
+            leg = lr.released(anim[span], c0, v0, span.stop - since, dt, settings.lock_blend_halflife)
+        heads, _ = lr.chain_points(pose[span, sk.parents[up]], sk.offsets[chain], locs[span][:, chain],
+                                   np.concatenate([leg, rots[span, toe][:, None]], axis=1))
+        if since is not None:
+            rots[since:first, bones] = leg[:first - since]
         if first >= S:
             break
-        at = slice(first, first + 1)
-        heads, _ = lr.chain_points(pose[at, sk.parents[up]], sk.offsets[chain], locs[at][:, chain],
-                                   np.concatenate([leg, rots[at, toe][:, None]], axis=1))
         idx = np.arange(first, end)
-        wanted = np.repeat(heads[:, 3], len(idx), axis=0)
+        wanted = np.repeat(heads[-1:, 3], len(idx), axis=0)
         turn = np.zeros(len(idx))
         if settings.lock_on_contact:
             wanted[:, 2] = pose[idx, toe, 2, 3]        # the data's height; place and heading held
-            turn = lr.wrapped(lr.toe_heading(heads[0, 3], heads[0, 2]) - heading[idx])
+            turn = lr.wrapped(lr.toe_heading(heads[-1, 3], heads[-1, 2]) - heading[idx])
         legs.solve(rots, side, idx, wanted, turn)
         c = lr.corrections(rots[max(end - 2, first):end][:, bones], anim[max(end - 2, first):end])
         since, c0, v0 = end, c[-1], lr.first_derivative(c, dt)
 
 
-def _lift_toes(skeleton, locs, rots, root_quat, floor, rate):
+def _lift_toes(skeleton, locs, rots, root_quat, floor, rate, min_bend=0.0):
     """Toes kept above ``floor`` (None: none) by IK lifts that change by at most
     ``rate`` metres a step (0: exactly the depth, core.leg_release.floor_lift).
     ``rots`` changes in place; returns the toes (S, 2, 3)."""
@@ -746,7 +775,7 @@ def _lift_toes(skeleton, locs, rots, root_quat, floor, rate):
     toes, _ = leg_points(skeleton, pose)
     if floor is None:
         return toes
-    legs = _LegSolver(skeleton, pose, tf.quat_rotate(root_quat, np.array([0.0, -1.0, 0.0])))
+    legs = _LegSolver(skeleton, pose, tf.quat_rotate(root_quat, np.array([0.0, -1.0, 0.0])), min_bend)
     for side in range(len(skeleton.legs)):
         need = np.maximum(floor - toes[:, side, 2], 0.0)
         lift = lr.floor_lift(need, rate) if rate > 0 else need
@@ -763,18 +792,28 @@ IK_POLE_BLEND = 0.15   # a knee off the hip-ankle line by under this share of th
 SOFT_REACH = 0.97   # share of the leg's length beyond which a target is eased in (soft IK)
 
 
-def _soft_reach(hip, knee, ankle, target, soft=SOFT_REACH):
+def _soft_reach(hip, knee, ankle, target, soft=SOFT_REACH, min_bend=0.0):
     """Ankle targets (n, 3) eased toward the hip near the leg's full length: the
     last few percent of reach are approached exponentially, so a held foot that
     the body moves away from stretches the knee smoothly instead of snapping it
     straight (the analytic IK's knee angle changes fastest there). Targets no
-    farther than the animated ankle are left as they are."""
-    length = np.linalg.norm(knee - hip, axis=1) + np.linalg.norm(ankle - knee, axis=1)
+    farther than the animated ankle are left as they are. ``min_bend`` > 0
+    (radians): the knee is never eased straighter than this or the animation's
+    own bend, whichever is less (near straight, each millimetre of reach turns
+    the knee by degrees)."""
+    thigh, shin = np.linalg.norm(knee - hip, axis=1), np.linalg.norm(ankle - knee, axis=1)
+    length = thigh + shin
     d = target - hip
     dist = np.linalg.norm(d, axis=1)
+    own = np.linalg.norm(ankle - hip, axis=1)
+    # The farthest reach: the straight leg, or the reach at the least bend.
+    cap = length
+    if min_bend > 0:
+        bent = np.sqrt(thigh ** 2 + shin ** 2 + 2.0 * thigh * shin * np.cos(min_bend))
+        cap = np.minimum(np.maximum(own, bent), length)
     # Never short of the animation's own reach (a standing leg keeps its foot down).
-    start = np.minimum(np.maximum(soft * length, np.linalg.norm(ankle - hip, axis=1)), length)
-    room = np.maximum(length - start, 1e-9)
+    start = np.minimum(np.maximum(soft * length, own), cap)
+    room = np.maximum(cap - start, 1e-9)
     over = np.maximum(dist - start, 0.0)
     eased = np.where(over > 0.0, start + room * (1.0 - np.exp(-over / room)), dist)
     return hip + d * (eased / np.maximum(dist, 1e-12))[:, None]
