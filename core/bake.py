@@ -39,6 +39,7 @@ from . import transforms as tf
 from . import virtual_root as vr
 from .errors import MotionMatchingError
 from .search import SearchIndex, keep_playing
+from .springs import decay_spring
 
 
 class BakeError(MotionMatchingError):
@@ -253,14 +254,13 @@ def yaw_of(q):
     return 2.0 * np.arctan2(q[..., 3], q[..., 0])
 
 
-def _angular_velocities(rot, nxt, fps):
-    """(N, J, 3) angular velocity of each row toward the next row of its clip."""
-    av = inert.angular_velocity(rot, rot[nxt], 1.0 / fps)
-    same = nxt == np.arange(len(nxt))
-    if same.any():   # clip ends: repeat the previous row's velocity
-        idx = np.flatnonzero(same)
-        av[idx] = av[np.maximum(idx - 1, 0)]
-    return av
+def _angular_velocities_of(rot, nxt, fps, rows):
+    """(n, J, 3) angular velocity of each of ``rows`` toward the next row of its
+    clip (at a clip end, the previous row's)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    at_end = nxt[rows] == rows
+    rows = np.where(at_end, np.maximum(rows - 1, 0), rows)   # clip ends: the previous row's velocity
+    return inert.angular_velocity(rot[rows], rot[nxt[rows]], 1.0 / fps)
 
 
 def trajectory_queries(spec, sim_pos, sim_yaw, fps):
@@ -595,25 +595,36 @@ def _play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps
 def _inertialize(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps, halflife):
     """Stage 3: the played rows' pose channels, float64 (S, J, 3) and (S, J, 4),
     with each jump's pose difference (every joint's rotation and the hips'
-    location) fading over ``halflife``."""
+    location) fading over ``halflife`` (core.inertialization's offsets; between
+    two jumps the fade has a closed form, so the steps of each piece are done
+    at once)."""
     dt = 1.0 / fps
-    av = _angular_velocities(pose_rotations, nxt, fps)
     lin = (pose_locations[nxt, hips] - pose_locations[:, hips]) * fps
     locs = pose_locations[rows].astype(np.float64)
-    rots = pose_rotations[rows].astype(np.float64)
-    inz = inert.Inertializer(pose_rotations.shape[1], halflife)
-    prev_row = rows[0]
-    for s in range(len(rows)):
-        r = rows[s]
-        if jumped[s]:
-            # What was playing would have continued to nxt[prev_row] at this instant.
-            src = nxt[prev_row]
-            inz.transition(pose_rotations[src], av[src], pose_rotations[r], av[r],
-                           pose_locations[src, hips], lin[src], pose_locations[r, hips], lin[r])
-        out_rot, out_pos = inz.update(rots[s], av[r], locs[s, hips], lin[r], None, dt if s else 0.0)
-        rots[s] = out_rot
-        locs[s, hips] = out_pos
-        prev_row = r
+    rots = tf.quat_normalize(pose_rotations[rows].astype(np.float64))
+    J = rots.shape[1]
+    x, v, px, pv = np.zeros((J, 3)), np.zeros((J, 3)), np.zeros(3), np.zeros(3)
+    jumps = np.flatnonzero(jumped[1:]) + 1
+    # Only the rows jumped from and to need their joints' angular velocities.
+    srcs, dsts = nxt[rows[jumps - 1]], rows[jumps]
+    av_src, av_dst = _angular_velocities_of(pose_rotations, nxt, fps, srcs), \
+        _angular_velocities_of(pose_rotations, nxt, fps, dsts)
+    for i, (a, b) in enumerate(zip(jumps, np.append(jumps[1:], len(rows)))):
+        # What was playing would have continued to nxt[rows[a - 1]] at this instant:
+        # the new offset is what was shown (with the offset still fading) less the new row.
+        src, r = srcs[i], dsts[i]
+        shown = tf.quat_mul(tf.quat_from_rotvec(x), tf.quat_normalize(pose_rotations[src].astype(np.float64)))
+        x = tf.quat_to_rotvec(tf.quat_mul(shown, tf.quat_conjugate(tf.quat_normalize(
+            pose_rotations[r].astype(np.float64)))))
+        v = (av_src[i] + v) - av_dst[i]
+        px = (pose_locations[src, hips] + px) - pose_locations[r, hips]
+        pv = (lin[src] + pv) - lin[r]
+        t = np.arange(1, b - a + 1) * dt
+        xs, vs = decay_spring(x[None], v[None], halflife, t[:, None, None])
+        ps, pvs = decay_spring(px[None], pv[None], halflife, t[:, None])
+        rots[a:b] = tf.quat_mul(tf.quat_from_rotvec(xs), rots[a:b])
+        locs[a:b, hips] += ps
+        x, v, px, pv = xs[-1], vs[-1], ps[-1], pvs[-1]
     return locs, rots
 
 
@@ -737,34 +748,40 @@ def _lock_in_joint_space(legs, side, locs, rots, locked, heading, dt, settings):
     """Foot lock of one leg with the release blended in the leg's joint rotations
     (core.leg_release): each lock pins the toe where the leg is on its first
     step (as if still free) and holds it by IK; after it, the IK's correction of
-    thigh, shin and foot decays to the animation. ``rots`` changes in place."""
+    thigh, shin and foot decays to the animation. ``rots`` changes in place.
+    Each release needs only its lock's last two steps solved, so the rest of
+    every lock is solved at once at the end."""
     sk, pose = legs.skeleton, legs.pose
     up, low, foot, toe = sk.legs[side]
     bones, chain = [up, low, foot], [up, low, foot, toe]
     anim = rots[:, bones].copy()
     S = len(rots)
     since, c0, v0 = None, None, None      # the last release, its correction and velocity
+    held = []                             # (steps, toe targets, foot turns) left to solve
     for first, end in lr.lock_runs(locked) + [(S, S)]:
         span = slice(min(first, S - 1), min(first + 1, S))
         leg = anim[span]
         if since is not None:
             span = slice(since, min(first + 1, S))
             leg = lr.released(anim[span], c0, v0, span.stop - since, dt, settings.lock_blend_halflife)
-        heads, _ = lr.chain_points(pose[span, sk.parents[up]], sk.offsets[chain], locs[span][:, chain],
-                                   np.concatenate([leg, rots[span, toe][:, None]], axis=1))
-        if since is not None:
             rots[since:first, bones] = leg[:first - since]
         if first >= S:
             break
+        heads, _ = lr.chain_points(pose[span, sk.parents[up]][-1:], sk.offsets[chain], locs[span][-1:, chain],
+                                   np.concatenate([leg[-1:], rots[span, toe][-1:, None]], axis=1))
         idx = np.arange(first, end)
-        wanted = np.repeat(heads[-1:, 3], len(idx), axis=0)
+        wanted = np.repeat(heads[:, 3], len(idx), axis=0)
         turn = np.zeros(len(idx))
         if settings.lock_on_contact:
             wanted[:, 2] = pose[idx, toe, 2, 3]        # the data's height; place and heading held
-            turn = lr.wrapped(lr.toe_heading(heads[-1, 3], heads[-1, 2]) - heading[idx])
-        legs.solve(rots, side, idx, wanted, turn)
-        c = lr.corrections(rots[max(end - 2, first):end][:, bones], anim[max(end - 2, first):end])
+            turn = lr.wrapped(lr.toe_heading(heads[0, 3], heads[0, 2]) - heading[idx])
+        tail = max(end - 2, first) - first
+        legs.solve(rots, side, idx[tail:], wanted[tail:], turn[tail:])
+        held.append((idx[:tail], wanted[:tail], turn[:tail]))
+        c = lr.corrections(rots[first + tail:end][:, bones], anim[first + tail:end])
         since, c0, v0 = end, c[-1], lr.first_derivative(c, dt)
+    if held:
+        legs.solve(rots, side, *(np.concatenate(parts) for parts in zip(*held)))
 
 
 def _lift_toes(skeleton, locs, rots, root_quat, floor, rate, min_bend=0.0):
