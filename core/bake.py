@@ -698,7 +698,7 @@ def _warp_strides(skeleton, locs, rots, root_quat, played, row_steps, dt, min_be
     """Stride warping (core.stride_warp): the legs' IK scales each step along
     the data's travel by the root's travel over the data's (in place)."""
     k, u = sw.stride_scale(played.root_pos, sw.data_travel(played.root_pos, played.root_yaw, row_steps,
-                                                           played.rows), dt)
+                                                           played.rows), dt, played.jumped)
     if np.abs(k - 1.0).max() < 1e-6:
         return
     pose = forward_kinematics(skeleton, locs, rots)

@@ -18,6 +18,7 @@ import numpy as np
 STRIDE_WINDOW = 0.2          # s: the travel compared is summed over this centred window
 STRIDE_SPEED = (0.15, 0.4)   # m/s of the data's travel over which the warp fades in
 STRIDE_RANGE = (0.6, 1.6)    # the step length is scaled by at most these factors
+PLAYING = (0.5, 0.8)         # share of the window's steps that play on (no jump) over which the warp fades in
 
 
 def data_travel(root_pos, root_yaw, row_steps, rows):
@@ -35,10 +36,14 @@ def _window_sum(v, half):
     return c[np.minimum(i + half + 1, len(v))] - c[np.maximum(i - half, 0)]
 
 
-def stride_scale(root_pos, data_steps, dt, window=STRIDE_WINDOW, speeds=STRIDE_SPEED, limits=STRIDE_RANGE):
+def stride_scale(root_pos, data_steps, dt, jumped=None, window=STRIDE_WINDOW, speeds=STRIDE_SPEED,
+                 limits=STRIDE_RANGE):
     """Per step: the scale ``k`` (S,) of the step length and the data's unit
     direction of travel (S, 2). ``root_pos`` (S, 2 or 3) the baked root;
-    ``data_steps`` (S, 2) the data's own travel from each step to the next."""
+    ``data_steps`` (S, 2) the data's own travel from each step to the next;
+    ``jumped`` (S,) the steps where the played row jumped (None: none). Where
+    most steps of the window jump, the pose hardly plays its own steps (a
+    frozen pose), so there is no stride to scale."""
     root = np.asarray(root_pos, dtype=np.float64)[:, :2]
     actual = np.diff(root, axis=0, append=root[-1:])
     actual[-1] = actual[-2] if len(actual) > 1 else 0.0
@@ -50,6 +55,9 @@ def stride_scale(root_pos, data_steps, dt, window=STRIDE_WINDOW, speeds=STRIDE_S
     # Where the data hardly travels (standing, turning on the spot) there is no stride to scale.
     span = (np.minimum(np.arange(len(D)) + half, len(D) - 1) - np.maximum(np.arange(len(D)) - half, 0) + 1) * dt
     fade = np.clip((length / span - speeds[0]) / (speeds[1] - speeds[0]), 0.0, 1.0)
+    if jumped is not None:
+        playing = 1.0 - _window_sum(np.asarray(jumped, dtype=np.float64)[:, None], half)[:, 0] * dt / span
+        fade *= np.clip((playing - PLAYING[0]) / (PLAYING[1] - PLAYING[0]), 0.0, 1.0)
     return 1.0 + (k - 1.0) * fade, u
 
 

@@ -158,6 +158,11 @@ def test_stride_scale_is_limited_and_fades_out_where_the_data_stands():
     assert np.allclose(k, sw.STRIDE_RANGE[1]) and np.allclose(u, [0.0, -1.0])
     k, _ = sw.stride_scale(root, np.zeros((S, 2)), DT)      # the data stands still
     assert np.allclose(k, 1.0)
+    # Every step jumps (a frozen pose): the data plays no steps of its own to scale.
+    k, _ = sw.stride_scale(root, steps, DT, jumped=np.ones(S, dtype=bool))
+    assert np.allclose(k, 1.0)
+    k, _ = sw.stride_scale(root, steps, DT, jumped=np.arange(S) % 20 == 0)
+    assert np.allclose(k, sw.STRIDE_RANGE[1])
 
 
 def test_least_knee_bend_keeps_an_overreached_knee_bent():
