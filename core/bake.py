@@ -173,6 +173,11 @@ class BakeSettings:
                                 % (name.replace("_", " "), v))
         if self.keep_window < 0:
             raise BakeError("The keep-playing window cannot be negative.")
+        for name in ("toe_floor_rate", "strafe_warp_rate", "knee_min_bend"):
+            v = getattr(self, name)
+            if not (np.isfinite(v) and v >= 0):
+                raise BakeError("The bake setting %s must be zero or a positive number (got %s)."
+                                % (name.replace("_", " "), v))
         if not (np.isfinite(self.jump_cost_margin) and self.jump_cost_margin >= 0):
             raise BakeError("The jump margin must be zero or a positive number (got %s)." % self.jump_cost_margin)
 

@@ -5,6 +5,7 @@ a stride warp keeps a planted toe planted while the root outruns the data, and
 the strafe warp turns the spine no faster than its rate."""
 
 import numpy as np
+import pytest
 
 from core import bake, leg_release as lr, path_metrics as pm, stride_warp as sw
 from core import transforms as tf
@@ -193,3 +194,11 @@ def test_strafe_warp_rate_limits_the_spine_turn():
     assert np.isclose(limited[10], free[10]) and np.isclose(limited[-1], 0.0)
     step = lr.slew_limited(np.repeat([0.0, 1.0], 6), 0.25)
     assert np.abs(np.diff(step)).max() <= 0.25 + 1e-12 and step[0] == 0.0 and step[-1] == 1.0
+
+
+@pytest.mark.parametrize("name", ["toe_floor_rate", "strafe_warp_rate", "knee_min_bend"])
+@pytest.mark.parametrize("value", [-0.1, float("nan")])
+def test_negative_or_missing_rates_are_refused(name, value):
+    with pytest.raises(bake.BakeError, match=name.replace("_", " ")):
+        bake.BakeSettings(**{name: value}).check()
+    bake.BakeSettings(**{name: 0.0}).check()
