@@ -131,9 +131,10 @@ class BakeSettings:
         "the played data's (leg IK), so planted feet stay planted when the path asks for another speed than the "
         "data's; off: the data's stride, the feet slide or the lock stretches the legs")
     knee_min_bend: float = knob(
-        np.radians(15.0), "Least Knee Bend", "Leg IK never straightens a knee beyond this bend (or the animation's own, if "
-        "straighter): near a straight leg each millimetre of reach turns the knee by degrees, so a held foot the "
-        "body pulls away from snaps the knee; 0: up to a straight leg", unit="angle", min=0.0, max=1.0)
+        np.radians(15.0), "Least Knee Bend", "Leg IK never straightens a knee beyond this bend (or the "
+        "animation's own, if straighter): near a straight leg each millimetre of reach turns the knee by degrees, "
+        "so a held foot the body pulls away from snaps the knee; 0: up to a straight leg", unit="angle", min=0.0,
+        max=1.0)
     foot_lock: bool = knob(
         True, "Foot Lock", "Pin planted toes with two-joint leg IK", ui_name="use_foot_lock")
     lock_speed: float = knob(
@@ -779,7 +780,7 @@ def _lock_in_joint_space(legs, side, locs, rots, locked, heading, dt, settings):
         turn = np.zeros(len(idx))
         if settings.lock_on_contact:
             wanted[:, 2] = pose[idx, toe, 2, 3]        # the data's height; place and heading held
-            turn = lr.wrapped(lr.toe_heading(heads[0, 3], heads[0, 2]) - heading[idx])
+            turn = springs.wrap_angle(lr.toe_heading(heads[0, 3], heads[0, 2]) - heading[idx])
         tail = max(end - 2, first) - first
         legs.solve(rots, side, idx[tail:], wanted[tail:], turn[tail:])
         held.append((idx[:tail], wanted[:tail], turn[:tail]))

@@ -21,7 +21,7 @@ dips).
 import numpy as np
 
 from . import transforms as tf
-from .springs import decay_spring, wrap_angle
+from .springs import decay_spring
 
 
 def floor_lift(need, rate):
@@ -96,7 +96,3 @@ def toe_heading(toe, foot):
     """Heading (radians) of the foot on the ground: the ankle-to-toe direction."""
     heel = toe - foot
     return np.arctan2(heel[..., 1], heel[..., 0])
-
-
-def wrapped(a):
-    return wrap_angle(a)
