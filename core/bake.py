@@ -31,12 +31,15 @@ from . import features as ft
 from . import foot_lock as fl
 from . import ik
 from . import inertialization as inert
+from . import leg_release as lr
 from . import metrics
 from . import springs
+from . import stride_warp as sw
 from . import transforms as tf
 from . import virtual_root as vr
 from .errors import MotionMatchingError
 from .search import SearchIndex, keep_playing
+from .springs import decay_spring
 
 
 class BakeError(MotionMatchingError):
@@ -119,6 +122,19 @@ class BakeSettings:
         np.radians(60.0), "Strafe Warp", "With Strafe on, the legs and hips turn up to this angle toward the "
         "direction of travel while the upper body keeps the controller's facing (orientation warping: the take's "
         "forward steps carry a sideways path); 0: off", unit="angle", min=0.0, max=3.14159)
+    strafe_warp_rate: float = knob(
+        2.0, "Strafe Warp Rate", "The strafe warp's angle changes by at most this many radians a second (the "
+        "spine carries the counter-turn, and a warp that unwinds as the character stops turns it faster than the "
+        "take ever does); 0: no limit", unit="angle", min=0.0, soft_max=10.0)
+    stride_warp: bool = knob(
+        True, "Stride Warp", "Scale each step's length along the direction of travel by the root's travel over "
+        "the played data's (leg IK), so planted feet stay planted when the path asks for another speed than the "
+        "data's; off: the data's stride, the feet slide or the lock stretches the legs")
+    knee_min_bend: float = knob(
+        np.radians(15.0), "Least Knee Bend", "Leg IK never straightens a knee beyond this bend (or the "
+        "animation's own, if straighter): near a straight leg each millimetre of reach turns the knee by degrees, "
+        "so a held foot the body pulls away from snaps the knee; 0: up to a straight leg", unit="angle", min=0.0,
+        max=1.0)
     foot_lock: bool = knob(
         True, "Foot Lock", "Pin planted toes with two-joint leg IK", ui_name="use_foot_lock")
     lock_speed: float = knob(
@@ -148,6 +164,14 @@ class BakeSettings:
         False, "Strict Tag Query", "Under a tag query, search and play only frames whose whole trajectory look-ahead "
         "(1 s) lies in the query's frames (the rule before Tag Query Lead; a take cut in short tagged pieces then "
         "offers almost nothing and one pose may freeze and glide)")
+    release_in_joints: bool = knob(
+        True, "Release in Joints", "A released foot blends back to the animation in the leg's joint rotations "
+        "(the knee bends with the animation at once) rather than by a toe offset the leg may not reach (the leg "
+        "stays straight, then folds in a few frames)")
+    toe_floor_rate: float = knob(
+        0.25, "Toe Lift Rate", "A toe that would dip under the floor is lifted gradually, by at most this speed "
+        "(starting before the dip); 0: lifted by exactly the depth on the frame it dips", unit="velocity",
+        min=0.0, soft_max=2.0)
     toe_floor: float = None                 # m: toes are kept above this height (None: no floor)
 
     def check(self):
@@ -160,6 +184,11 @@ class BakeSettings:
                                 % (name.replace("_", " "), v))
         if self.keep_window < 0:
             raise BakeError("The keep-playing window cannot be negative.")
+        for name in ("toe_floor_rate", "strafe_warp_rate", "knee_min_bend"):
+            v = getattr(self, name)
+            if not (np.isfinite(v) and v >= 0):
+                raise BakeError("The bake setting %s must be zero or a positive number (got %s)."
+                                % (name.replace("_", " "), v))
         if not (np.isfinite(self.jump_cost_margin) and self.jump_cost_margin >= 0):
             raise BakeError("The jump margin must be zero or a positive number (got %s)." % self.jump_cost_margin)
 
@@ -241,14 +270,13 @@ def yaw_of(q):
     return 2.0 * np.arctan2(q[..., 3], q[..., 0])
 
 
-def _angular_velocities(rot, nxt, fps):
-    """(N, J, 3) angular velocity of each row toward the next row of its clip."""
-    av = inert.angular_velocity(rot, rot[nxt], 1.0 / fps)
-    same = nxt == np.arange(len(nxt))
-    if same.any():   # clip ends: repeat the previous row's velocity
-        idx = np.flatnonzero(same)
-        av[idx] = av[np.maximum(idx - 1, 0)]
-    return av
+def _angular_velocities_of(rot, nxt, fps, rows):
+    """(n, J, 3) angular velocity of each of ``rows`` toward the next row of its
+    clip (at a clip end, the previous row's)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    at_end = nxt[rows] == rows
+    rows = np.where(at_end, np.maximum(rows - 1, 0), rows)   # clip ends: the previous row's velocity
+    return inert.angular_velocity(rot[rows], rot[nxt[rows]], 1.0 / fps)
 
 
 def trajectory_queries(spec, sim_pos, sim_yaw, fps):
@@ -326,7 +354,7 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     sim = springs.simulate_character(ctrl, facing, dt, halflife_pos=settings.sim_halflife,
                                      halflife_rot=settings.sim_halflife)
     sim_yaw = np.asarray(sim.yaws, dtype=np.float64)
-    warp = _strafe_warp(sim_yaw, sim.velocities, settings) if facing is not None else None
+    warp = _strafe_warp(sim_yaw, sim.velocities, settings, dt) if facing is not None else None
     if warp is not None:
         sim_yaw = sim_yaw + warp      # the lower body's wanted facing: the search and the root follow it
     matcher = _Matcher(db, trajectory_queries(db.spec, sim.positions, sim_yaw, fps), allowed,
@@ -340,7 +368,10 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     root_quat = _pose_root_bone(skeleton, locs, rots, played.root_pos, played.root_yaw)
     if warp is not None:
         _turn_upper_body(skeleton, locs, rots, -warp)
-    # 5. Foot lock and two-joint IK.
+    # 5. Stride warping, foot lock and two-joint IK.
+    if settings.stride_warp and skeleton.legs:
+        _warp_strides(skeleton, locs, rots, root_quat, played, _row_deltas(db, root_positions, root_quats)[0], dt,
+                      settings.knee_min_bend)
     S = len(ctrl)
     contacts = db.contacts[played.rows] if db.contacts is not None else np.zeros((S, 2), dtype=bool)
     locked = np.zeros((S, 2), dtype=bool)
@@ -361,7 +392,7 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
 WARP_SPEED = (0.2, 0.5)     # m/s: orientation warping fades in between these speeds
 
 
-def _strafe_warp(sim_yaw, sim_vel, settings):
+def _strafe_warp(sim_yaw, sim_vel, settings, dt):
     """Per step, the angle (radians) the lower body turns from the wanted facing
     toward the direction of travel: the difference, limited to
     ``settings.strafe_warp`` and faded out at walking-in-place speeds. None when
@@ -374,7 +405,10 @@ def _strafe_warp(sim_yaw, sim_vel, settings):
     diff = springs.wrap_angle(travel - sim_yaw)
     lo, hi = WARP_SPEED
     fade = np.clip((speed - lo) / (hi - lo), 0.0, 1.0)
-    return np.clip(diff, -settings.strafe_warp, settings.strafe_warp) * fade
+    warp = np.clip(diff, -settings.strafe_warp, settings.strafe_warp) * fade
+    if settings.strafe_warp_rate > 0:
+        warp = lr.slew_limited(warp, settings.strafe_warp_rate * dt)
+    return warp
 
 
 def _upper_body_chain(skeleton, length=3):
@@ -581,25 +615,36 @@ def _play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps
 def _inertialize(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps, halflife):
     """Stage 3: the played rows' pose channels, float64 (S, J, 3) and (S, J, 4),
     with each jump's pose difference (every joint's rotation and the hips'
-    location) fading over ``halflife``."""
+    location) fading over ``halflife`` (core.inertialization's offsets; between
+    two jumps the fade has a closed form, so the steps of each piece are done
+    at once)."""
     dt = 1.0 / fps
-    av = _angular_velocities(pose_rotations, nxt, fps)
     lin = (pose_locations[nxt, hips] - pose_locations[:, hips]) * fps
     locs = pose_locations[rows].astype(np.float64)
-    rots = pose_rotations[rows].astype(np.float64)
-    inz = inert.Inertializer(pose_rotations.shape[1], halflife)
-    prev_row = rows[0]
-    for s in range(len(rows)):
-        r = rows[s]
-        if jumped[s]:
-            # What was playing would have continued to nxt[prev_row] at this instant.
-            src = nxt[prev_row]
-            inz.transition(pose_rotations[src], av[src], pose_rotations[r], av[r],
-                           pose_locations[src, hips], lin[src], pose_locations[r, hips], lin[r])
-        out_rot, out_pos = inz.update(rots[s], av[r], locs[s, hips], lin[r], None, dt if s else 0.0)
-        rots[s] = out_rot
-        locs[s, hips] = out_pos
-        prev_row = r
+    rots = tf.quat_normalize(pose_rotations[rows].astype(np.float64))
+    J = rots.shape[1]
+    x, v, px, pv = np.zeros((J, 3)), np.zeros((J, 3)), np.zeros(3), np.zeros(3)
+    jumps = np.flatnonzero(jumped[1:]) + 1
+    # Only the rows jumped from and to need their joints' angular velocities.
+    srcs, dsts = nxt[rows[jumps - 1]], rows[jumps]
+    av_src, av_dst = _angular_velocities_of(pose_rotations, nxt, fps, srcs), \
+        _angular_velocities_of(pose_rotations, nxt, fps, dsts)
+    for i, (a, b) in enumerate(zip(jumps, np.append(jumps[1:], len(rows)))):
+        # What was playing would have continued to nxt[rows[a - 1]] at this instant:
+        # the new offset is what was shown (with the offset still fading) less the new row.
+        src, r = srcs[i], dsts[i]
+        shown = tf.quat_mul(tf.quat_from_rotvec(x), tf.quat_normalize(pose_rotations[src].astype(np.float64)))
+        x = tf.quat_to_rotvec(tf.quat_mul(shown, tf.quat_conjugate(tf.quat_normalize(
+            pose_rotations[r].astype(np.float64)))))
+        v = (av_src[i] + v) - av_dst[i]
+        px = (pose_locations[src, hips] + px) - pose_locations[r, hips]
+        pv = (lin[src] + pv) - lin[r]
+        t = np.arange(1, b - a + 1) * dt
+        xs, vs = decay_spring(x[None], v[None], halflife, t[:, None, None])
+        ps, pvs = decay_spring(px[None], pv[None], halflife, t[:, None])
+        rots[a:b] = tf.quat_mul(tf.quat_from_rotvec(xs), rots[a:b])
+        locs[a:b, hips] += ps
+        x, v, px, pv = xs[-1], vs[-1], ps[-1], pvs[-1]
     return locs, rots
 
 
@@ -630,9 +675,8 @@ def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, spe
     S = len(locs)
     locked = np.zeros((S, 2), dtype=bool)
     count = 0
-    forward = tf.quat_rotate(root_quat, np.array([0.0, -1.0, 0.0]))
-    world_q = tf.matrix_to_quat(pose[:, :, :3, :3])
-    offset_q = tf.matrix_to_quat(skeleton.offsets[:, :3, :3])
+    legs = _LegSolver(skeleton, pose, tf.quat_rotate(root_quat, np.array([0.0, -1.0, 0.0])), settings.knee_min_bend)
+    graded_floor = settings.toe_floor is not None and settings.toe_floor_rate > 0
     toes_out = np.empty((S, 2, 3))
     for side, (up, low, foot, toe) in enumerate(skeleton.legs):
         toe_pos = pose[:, toe, :3, 3]
@@ -640,62 +684,173 @@ def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, spe
         # The foot's heading on the ground (unwrapped), held by the lock with the toe.
         heading = np.unwrap(np.arctan2(heel[:, 1], heel[:, 0]))
         turn = np.zeros(S)
+        toes_out[:, side] = toe_pos
         if settings.foot_lock:
             held, locked[:, side], n = fl.run_foot_lock(
                 contacts[:, side], np.column_stack([toe_pos, heading]),
                 None if speeds is None else speeds[:, side], dt,
                 lock_speed=settings.lock_speed, on_contact=settings.lock_on_contact,
                 unlock_distance=settings.unlock_distance, blend_halflife=settings.lock_blend_halflife)
+            count += n
+            if settings.release_in_joints:
+                _lock_in_joint_space(legs, side, locs, rots, locked[:, side], heading, dt, settings)
+                continue
             wanted = held[:, :3]
             if settings.lock_on_contact:
                 turn = held[:, 3] - heading
         else:
-            wanted, n = toe_pos.copy(), 0
-        count += n
-        if settings.toe_floor is not None:
+            wanted = toe_pos.copy()
+        if settings.toe_floor is not None and not graded_floor:
             # Blends after jumps can swing a free toe through the ground: keep it above.
             wanted[:, 2] = np.maximum(wanted[:, 2], settings.toe_floor)
         move = (np.linalg.norm(wanted - toe_pos, axis=1) > 1e-7) | (np.abs(turn) > 1e-7)
-        toes_out[:, side] = toe_pos
-        if not move.any():
-            continue
-        idx = np.flatnonzero(move)
+        if move.any():
+            idx = np.flatnonzero(move)
+            legs.solve(rots, side, idx, wanted[idx], turn[idx])
+            toes_out[idx, side] = wanted[idx]
+    if graded_floor or settings.release_in_joints:
+        toes_out = _lift_toes(skeleton, locs, rots, root_quat, settings.toe_floor,
+                              settings.toe_floor_rate * dt if graded_floor else 0.0, settings.knee_min_bend)
+    return rots, locked, count, toes_out
+
+
+def _warp_strides(skeleton, locs, rots, root_quat, played, row_steps, dt, min_bend=0.0):
+    """Stride warping (core.stride_warp): the legs' IK scales each step along
+    the data's travel by the root's travel over the data's (in place)."""
+    k, u = sw.stride_scale(played.root_pos, sw.data_travel(played.root_pos, played.root_yaw, row_steps,
+                                                           played.rows), dt, played.jumped)
+    if np.abs(k - 1.0).max() < 1e-6:
+        return
+    pose = forward_kinematics(skeleton, locs, rots)
+    toes, _ = leg_points(skeleton, pose)
+    wanted = sw.warped_toes(toes, played.root_pos, k, u)
+    legs = _LegSolver(skeleton, pose, tf.quat_rotate(root_quat, np.array([0.0, -1.0, 0.0])), min_bend)
+    for side in range(len(skeleton.legs)):
+        idx = np.flatnonzero(np.linalg.norm(wanted[:, side] - toes[:, side], axis=1) > 1e-6)
+        if len(idx):
+            legs.solve(rots, side, idx, wanted[idx, side], np.zeros(len(idx)))
+
+
+class _LegSolver:
+    """Two-joint IK of the legs of one pose (S, J, 4, 4): the ankle moved so the
+    toe lands where wanted, the foot turned about the vertical by a heading
+    difference (pivoting on its toe), keeping its own world orientation."""
+
+    def __init__(self, skeleton, pose, forward, min_bend=0.0):
+        self.skeleton, self.pose, self.forward, self.min_bend = skeleton, pose, forward, min_bend
+        self.world_q = tf.matrix_to_quat(pose[:, :, :3, :3])
+        self.offset_q = tf.matrix_to_quat(skeleton.offsets[:, :3, :3])
+
+    def solve(self, rots, side, idx, wanted, turn):
+        """Pose channels ``rots`` of leg ``side`` on steps ``idx`` (in place) so the
+        toe reaches ``wanted`` (n, 3) with the foot turned by ``turn`` (n,)."""
+        sk, pose, world_q, offset_q = self.skeleton, self.pose, self.world_q, self.offset_q
+        up, low, foot, toe = sk.legs[side]
+        heel = pose[idx, toe, :3, 3] - pose[idx, foot, :3, 3]
         hip_p, knee_p, ankle_p = (pose[idx, b, :3, 3] for b in (up, low, foot))
-        # The foot turned about the vertical by the held heading's difference,
-        # pivoting on its toe: the ankle goes where the turned foot puts it.
-        spin = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), turn[idx])
-        target = _soft_reach(hip_p, knee_p, ankle_p, wanted[idx] - tf.quat_rotate(spin, heel[idx]))
-        d_hip, d_knee = ik.two_bone_ik(hip_p, knee_p, ankle_p, target, forward[idx], pole_blend=IK_POLE_BLEND)
+        # The ankle goes where the turned foot puts it.
+        spin = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), turn)
+        target = _soft_reach(hip_p, knee_p, ankle_p, wanted - tf.quat_rotate(spin, heel), min_bend=self.min_bend)
+        d_hip, d_knee = ik.two_bone_ik(hip_p, knee_p, ankle_p, target, self.forward[idx], pole_blend=IK_POLE_BLEND)
         # New world rotations: upper and lower leg turned, the foot keeps its own
         # world orientation (turned by the held heading).
         up_w = tf.quat_mul(d_hip, world_q[idx, up])
         low_w = tf.quat_mul(d_knee, world_q[idx, low])
         foot_w = tf.quat_mul(spin, world_q[idx, foot])
-        parent_up = world_q[idx, skeleton.parents[up]]
+        parent_up = world_q[idx, sk.parents[up]]
         # basis = (parent_world * offset)^-1 * world, for rotations.
         rots[idx, up] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(parent_up, offset_q[up])), up_w)
         rots[idx, low] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(up_w, offset_q[low])), low_w)
         rots[idx, foot] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(low_w, offset_q[foot])), foot_w)
-        toes_out[idx, side] = wanted[idx]
-    return rots, locked, count, toes_out
+
+
+def _lock_in_joint_space(legs, side, locs, rots, locked, heading, dt, settings):
+    """Foot lock of one leg with the release blended in the leg's joint rotations
+    (core.leg_release): each lock pins the toe where the leg is on its first
+    step (as if still free) and holds it by IK; after it, the IK's correction of
+    thigh, shin and foot decays to the animation. ``rots`` changes in place.
+    Each release needs only its lock's last two steps solved, so the rest of
+    every lock is solved at once at the end."""
+    sk, pose = legs.skeleton, legs.pose
+    up, low, foot, toe = sk.legs[side]
+    bones, chain = [up, low, foot], [up, low, foot, toe]
+    anim = rots[:, bones].copy()
+    S = len(rots)
+    since, c0, v0 = None, None, None      # the last release, its correction and velocity
+    held = []                             # (steps, toe targets, foot turns) left to solve
+    for first, end in lr.lock_runs(locked) + [(S, S)]:
+        span = slice(min(first, S - 1), min(first + 1, S))
+        leg = anim[span]
+        if since is not None:
+            span = slice(since, min(first + 1, S))
+            leg = lr.released(anim[span], c0, v0, span.stop - since, dt, settings.lock_blend_halflife)
+            rots[since:first, bones] = leg[:first - since]
+        if first >= S:
+            break
+        heads, _ = lr.chain_points(pose[span, sk.parents[up]][-1:], sk.offsets[chain], locs[span][-1:, chain],
+                                   np.concatenate([leg[-1:], rots[span, toe][-1:, None]], axis=1))
+        idx = np.arange(first, end)
+        wanted = np.repeat(heads[:, 3], len(idx), axis=0)
+        turn = np.zeros(len(idx))
+        if settings.lock_on_contact:
+            wanted[:, 2] = pose[idx, toe, 2, 3]        # the data's height; place and heading held
+            turn = springs.wrap_angle(lr.toe_heading(heads[0, 3], heads[0, 2]) - heading[idx])
+        tail = max(end - 2, first) - first
+        legs.solve(rots, side, idx[tail:], wanted[tail:], turn[tail:])
+        held.append((idx[:tail], wanted[:tail], turn[:tail]))
+        c = lr.corrections(rots[first + tail:end][:, bones], anim[first + tail:end])
+        since, c0, v0 = end, c[-1], lr.first_derivative(c, dt)
+    if held:
+        legs.solve(rots, side, *(np.concatenate(parts) for parts in zip(*held)))
+
+
+def _lift_toes(skeleton, locs, rots, root_quat, floor, rate, min_bend=0.0):
+    """Toes kept above ``floor`` (None: none) by IK lifts that change by at most
+    ``rate`` metres a step (0: exactly the depth, core.leg_release.floor_lift).
+    ``rots`` changes in place; returns the toes (S, 2, 3)."""
+    pose = forward_kinematics(skeleton, locs, rots)
+    toes, _ = leg_points(skeleton, pose)
+    if floor is None:
+        return toes
+    legs = _LegSolver(skeleton, pose, tf.quat_rotate(root_quat, np.array([0.0, -1.0, 0.0])), min_bend)
+    for side in range(len(skeleton.legs)):
+        need = np.maximum(floor - toes[:, side, 2], 0.0)
+        lift = lr.floor_lift(need, rate) if rate > 0 else need
+        idx = np.flatnonzero(lift > 1e-7)
+        if len(idx):
+            wanted = toes[idx, side].copy()
+            wanted[:, 2] += lift[idx]
+            legs.solve(rots, side, idx, wanted, np.zeros(len(idx)))
+            toes[idx, side] = wanted
+    return toes
 
 
 IK_POLE_BLEND = 0.15   # a knee off the hip-ankle line by under this share of the thigh bends toward forward
 SOFT_REACH = 0.97   # share of the leg's length beyond which a target is eased in (soft IK)
 
 
-def _soft_reach(hip, knee, ankle, target, soft=SOFT_REACH):
+def _soft_reach(hip, knee, ankle, target, soft=SOFT_REACH, min_bend=0.0):
     """Ankle targets (n, 3) eased toward the hip near the leg's full length: the
     last few percent of reach are approached exponentially, so a held foot that
     the body moves away from stretches the knee smoothly instead of snapping it
     straight (the analytic IK's knee angle changes fastest there). Targets no
-    farther than the animated ankle are left as they are."""
-    length = np.linalg.norm(knee - hip, axis=1) + np.linalg.norm(ankle - knee, axis=1)
+    farther than the animated ankle are left as they are. ``min_bend`` > 0
+    (radians): the knee is never eased straighter than this or the animation's
+    own bend, whichever is less (near straight, each millimetre of reach turns
+    the knee by degrees)."""
+    thigh, shin = np.linalg.norm(knee - hip, axis=1), np.linalg.norm(ankle - knee, axis=1)
+    length = thigh + shin
     d = target - hip
     dist = np.linalg.norm(d, axis=1)
+    own = np.linalg.norm(ankle - hip, axis=1)
+    # The farthest reach: the straight leg, or the reach at the least bend.
+    cap = length
+    if min_bend > 0:
+        bent = np.sqrt(thigh ** 2 + shin ** 2 + 2.0 * thigh * shin * np.cos(min_bend))
+        cap = np.minimum(np.maximum(own, bent), length)
     # Never short of the animation's own reach (a standing leg keeps its foot down).
-    start = np.minimum(np.maximum(soft * length, np.linalg.norm(ankle - hip, axis=1)), length)
-    room = np.maximum(length - start, 1e-9)
+    start = np.minimum(np.maximum(soft * length, own), cap)
+    room = np.maximum(cap - start, 1e-9)
     over = np.maximum(dist - start, 0.0)
     eased = np.where(over > 0.0, start + room * (1.0 - np.exp(-over / room)), dist)
     return hip + d * (eased / np.maximum(dist, 1e-12))[:, None]
