@@ -31,6 +31,7 @@ from . import features as ft
 from . import foot_lock as fl
 from . import ik
 from . import inertialization as inert
+from . import look_ahead as la
 from . import metrics
 from . import springs
 from . import transforms as tf
@@ -66,6 +67,9 @@ class Knob:
 def knob(default, label, description, **shown):
     """A setting a user may turn: its default, and how an interface shows it (:class:`Knob`)."""
     return field(default=default, metadata={"knob": Knob(label, description, **shown)})
+
+
+MAX_LOOK_AHEAD = 10.0   # s: the longest look-ahead a bake accepts
 
 
 @dataclass
@@ -138,6 +142,10 @@ class BakeSettings:
     unlock_distance: float = knob(
         0.5, "Unlock Distance", "Release a pinned toe when the animation pulls it this far away", unit="length",
         min=0.01, soft_max=1.0)
+    look_ahead: float = knob(
+        1.0, "Look Ahead", "Seconds of the path each search looks ahead: candidates are ranked by how well their "
+        "own motion follows the path that long and how well they join the step playing now (a jump should not "
+        "cut or stretch a stance); 0: greedy, the nearest match only", unit="time", min=0.0, max=MAX_LOOK_AHEAD, soft_max=3.0)
     toe_floor: float = None                 # m: toes are kept above this height (None: no floor)
 
     def check(self):
@@ -152,6 +160,8 @@ class BakeSettings:
             raise BakeError("The keep-playing window cannot be negative.")
         if not (np.isfinite(self.jump_cost_margin) and self.jump_cost_margin >= 0):
             raise BakeError("The jump margin must be zero or a positive number (got %s)." % self.jump_cost_margin)
+        if not (np.isfinite(self.look_ahead) and 0 <= self.look_ahead <= MAX_LOOK_AHEAD):
+            raise BakeError("The look-ahead must be from 0 to %g seconds (got %s)." % (MAX_LOOK_AHEAD, self.look_ahead))
 
 
 def knobs():
@@ -316,8 +326,8 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     warp = _strafe_warp(sim_yaw, sim.velocities, settings) if facing is not None else None
     if warp is not None:
         sim_yaw = sim_yaw + warp      # the lower body's wanted facing: the search and the root follow it
-    matcher = _Matcher(db, trajectory_queries(db.spec, sim.positions, sim_yaw, fps), allowed,
-                       index or SearchIndex(db.features), settings)
+    matcher = _matcher(db, trajectory_queries(db.spec, sim.positions, sim_yaw, fps), allowed, index, settings,
+                       sim, sim_yaw, root_positions, root_quats, fps)
     # 2 and 4. The rows played (searches, jumps) and the root, step by step.
     played = yield from _play_rows(db, ctrl, sim.positions, sim_yaw, sim.velocities, matcher,
                                    _RootMotion(db, root_positions, root_quats, settings, dt), settings, fps)
@@ -414,6 +424,14 @@ def _checked_inputs(db, controller_pos, allowed, settings):
     return fps, ctrl, allowed
 
 
+def _matcher(db, traj, allowed, index, settings, sim, sim_yaw, root_positions, root_quats, fps):
+    """Stage 2's search: greedy, or with the future in view when ``settings.look_ahead`` > 0."""
+    if settings.look_ahead > 0 and root_positions is not None and root_quats is not None:
+        return _LookAheadMatcher(db, traj, allowed, index, settings, np.asarray(sim.positions, dtype=np.float64),
+                                 sim_yaw, root_positions, root_quats, fps)
+    return _Matcher(db, traj, allowed, index or SearchIndex(db.features), settings)
+
+
 class _Matcher:
     """Stage 2's search: the query of a step (the playing row's pose features and
     the spring character's trajectory ``traj`` (S, D), raw) against the allowed rows."""
@@ -429,13 +447,22 @@ class _Matcher:
         self.weights = ft.feature_weights(db.spec)
         self.query = np.empty(db.spec.dim)
 
-    def search(self, s, cur, can_continue):
-        """(best row, its cost) for step ``s`` while row ``cur`` plays (None: nothing yet)."""
+    def normalized_query(self, s, cur):
+        """The weighted, normalised query of step ``s`` while row ``cur`` plays."""
         db, query, bone_cols = self.db, self.query, self.bone_cols
         query[:] = self.traj[s]
         # Before anything plays, the pose part is neutral (the mean pose).
         query[bone_cols] = db.raw[cur, bone_cols] if cur is not None else db.norm.mean[bone_cols]
-        qn = ((query - db.norm.mean) / db.norm.scale) * self.weights
+        return ((query - db.norm.mean) / db.norm.scale) * self.weights
+
+    def played(self, row, root):
+        """Note the row played on a step and the root (x, y, yaw) (the greedy search needs no history)."""
+
+    def search(self, s, cur, can_continue, root=None):
+        """(best row, its cost) for step ``s`` while row ``cur`` plays (None: nothing
+        yet); ``root`` (x, y, yaw) where the character stands (unused here)."""
+        db = self.db
+        qn = self.normalized_query(s, cur)
         best, best_cost = self.index.search(qn, self.allowed)
         if can_continue and self.margin > 0:
             # Play on unless the best row beats the playing one by the margin.
@@ -443,6 +470,45 @@ class _Matcher:
             if own <= best_cost + self.margin:
                 return cur, own
         return best, best_cost
+
+
+class _LookAheadMatcher(_Matcher):
+    """Stage 2's search with the future in view (core.look_ahead): the rows nearest
+    the query (feature cost plus a jump's contact-phase cost) and the row playing
+    on are ranked again by what playing each would do over the next
+    ``settings.look_ahead`` seconds of the path."""
+
+    def __init__(self, db, traj, allowed, index, settings, sim_pos, sim_yaw, root_positions, root_quats, fps):
+        super().__init__(db, traj, allowed, index, settings)
+        self.window = settings.keep_window
+        self.sim_pos, self.sim_yaw = sim_pos, sim_yaw
+        self.ahead = la.LookAhead(db, root_positions, root_quats, allowed, fps, settings.look_ahead)
+        self.rows = np.flatnonzero(allowed)
+        self.features = np.asarray(db.features[self.rows], dtype=np.float64)
+
+    def played(self, row, root):
+        self.ahead.played(row, root)
+
+    def search(self, s, cur, can_continue, root=None):
+        qn = self.normalized_query(s, cur)
+        d = self.features - qn
+        cost = np.einsum("ij,ij->i", d, d)
+        rows = self.rows
+        if cur is not None:
+            cost = cost + self.ahead.jump_cost(rows, cur) + self.margin
+            if can_continue:
+                # Rows near the one playing are not jumps: the row playing on stands for them.
+                near = (np.abs(rows - cur) <= self.window) & (self.db.clip_index[rows] == self.db.clip_index[cur])
+                cost = np.where(near, np.inf, cost)
+        pick = la.rank(cost, la.CANDIDATES)
+        pick = pick[np.isfinite(cost[pick])]
+        cand, base = rows[pick], cost[pick]
+        if cur is not None and can_continue:
+            own = float(np.sum((qn - self.db.features[cur]) ** 2))
+            cand, base = np.append(cand, cur), np.append(base, own)
+        total = base + self.ahead.future_cost(cand, root, self.sim_pos, self.sim_yaw, s)
+        k = int(np.argmin(total))
+        return int(cand[k]), float(base[k])
 
 
 class _RootMotion:
@@ -545,7 +611,7 @@ def _play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps
         v = sim_vel[s, :2]
         at_end = cur is not None and (nxt[cur] == cur or not matcher.allowed[cur])
         if cur is None or s - last_search >= interval or _sharp_change(want_v, v, settings) or at_end:
-            best, best_cost = matcher.search(s, cur, cur is not None and not at_end)
+            best, best_cost = matcher.search(s, cur, cur is not None and not at_end, (px, py, yaw))
             searched[s] = True
             last_search = s
             want_v = v.copy()
@@ -559,6 +625,7 @@ def _play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps
         elif s > 0:
             cost[s] = cost[s - 1]
         rows[s] = cur
+        matcher.played(cur, (px, py, yaw))
         root_pos[s] = (px, py, 0.0)
         root_yaw[s] = yaw
     return _Played(rows=rows, searched=searched, jumped=jumped, cost=cost, root_pos=root_pos, root_yaw=root_yaw)
