@@ -327,7 +327,8 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     if warp is not None:
         sim_yaw = sim_yaw + warp      # the lower body's wanted facing: the search and the root follow it
     matcher = _matcher(db, trajectory_queries(db.spec, sim.positions, sim_yaw, fps), allowed, index, settings,
-                       sim, sim_yaw, root_positions, root_quats, fps)
+                       sim, sim_yaw, root_positions, root_quats, fps,
+                       lambda: body_turn(skeleton, pose_locations, pose_rotations, root_quats))
     # 2 and 4. The rows played (searches, jumps) and the root, step by step.
     played = yield from _play_rows(db, ctrl, sim.positions, sim_yaw, sim.velocities, matcher,
                                    _RootMotion(db, root_positions, root_quats, settings, dt), settings, fps)
@@ -424,12 +425,38 @@ def _checked_inputs(db, controller_pos, allowed, settings):
     return fps, ctrl, allowed
 
 
-def _matcher(db, traj, allowed, index, settings, sim, sim_yaw, root_positions, root_quats, fps):
-    """Stage 2's search: greedy, or with the future in view when ``settings.look_ahead`` > 0."""
+def _matcher(db, traj, allowed, index, settings, sim, sim_yaw, root_positions, root_quats, fps, turn):
+    """Stage 2's search: greedy, or with the future in view when ``settings.look_ahead`` > 0
+    (``turn()`` gives each row's body facing off its root's, see :func:`body_turn`)."""
     if settings.look_ahead > 0 and root_positions is not None and root_quats is not None:
         return _LookAheadMatcher(db, traj, allowed, index, settings, np.asarray(sim.positions, dtype=np.float64),
-                                 sim_yaw, root_positions, root_quats, fps)
+                                 sim_yaw, root_positions, root_quats, fps, turn())
     return _Matcher(db, traj, allowed, index or SearchIndex(db.features), settings)
+
+
+def body_turn(skeleton, pose_locations, pose_rotations, root_quats):
+    """(N,) radians each row's body (the line of its hip joints, turned to face
+    forward) is turned from its root's yaw; zeros when the skeleton has no legs.
+    Forward kinematics of the hip joints' ancestors only."""
+    n = len(root_quats)
+    if not skeleton.legs:
+        return np.zeros(n)
+    chain = set()
+    for leg in skeleton.legs:
+        j = leg[0]
+        while j >= 0:
+            chain.add(j)
+            j = int(skeleton.parents[j])
+    bones = sorted(chain)                  # parents come before children
+    remap = {b: i for i, b in enumerate(bones)}
+    parents = np.array([remap.get(int(skeleton.parents[b]), -1) for b in bones])
+    basis = tf.compose(np.asarray(pose_locations[:, bones], dtype=np.float64),
+                       tf.quat_to_matrix(np.asarray(pose_rotations[:, bones], dtype=np.float64)))
+    pose = tf.pose_fk(parents, None, basis, skeleton.offsets[bones])
+    left, right = (pose[:, remap[leg[0]], :3, 3] for leg in skeleton.legs)
+    lr = left - right                      # facing = (left - right) x Z, as core.path_metrics
+    body = np.arctan2(lr[:, 1], lr[:, 0])  # the yaw whose facing (sin, -cos) is along that
+    return springs.wrap_angle(body - yaw_of(np.asarray(root_quats, dtype=np.float64)))
 
 
 class _Matcher:
@@ -478,11 +505,11 @@ class _LookAheadMatcher(_Matcher):
     on are ranked again by what playing each would do over the next
     ``settings.look_ahead`` seconds of the path."""
 
-    def __init__(self, db, traj, allowed, index, settings, sim_pos, sim_yaw, root_positions, root_quats, fps):
+    def __init__(self, db, traj, allowed, index, settings, sim_pos, sim_yaw, root_positions, root_quats, fps, turn):
         super().__init__(db, traj, allowed, index, settings)
         self.window = settings.keep_window
         self.sim_pos, self.sim_yaw = sim_pos, sim_yaw
-        self.ahead = la.LookAhead(db, root_positions, root_quats, allowed, fps, settings.look_ahead)
+        self.ahead = la.LookAhead(db, root_positions, root_quats, allowed, fps, settings.look_ahead, turn)
         self.rows = np.flatnonzero(allowed)
         self.features = np.asarray(db.features[self.rows], dtype=np.float64)
 

@@ -32,15 +32,15 @@ import numpy as np
 from . import springs
 
 POS_SCALE = 0.15        # m: a path error this large over the horizon costs 1
-YAW_SCALE = 0.35        # rad: a heading error this large over the horizon costs 1
+YAW_SCALE = 0.05        # rad: a heading error this large over the horizon costs 1 (the body faces its travel)
 DEAD_END_COST = 4.0     # a horizon that runs wholly past playable rows
-FLIP_COST = 2.0         # per foot whose contact state a jump changes
+FLIP_COST = 6.0         # per foot whose contact state a jump changes
 PHASE_SCALE = 0.15      # s: a difference this large in time spent in the contact state costs 1 per foot
 PHASE_CAP = 0.6         # s: longer times in one state count as this (standing still, long swings)
 SAMPLES = 6             # sample times over the horizon
 CANDIDATES = 24         # rows ranked by their feature cost that are judged by their future
 DRIFT_FREE = 0.15       # m: a planted foot may be dragged this far during one stance at no cost (the leg IK holds it)
-DRIFT_SCALE = 0.1       # m: each sample of a stance dragged this much farther costs 1
+DRIFT_SCALE = 0.03      # m: each sample of a stance dragged this much farther costs 1
 
 
 def _run_ahead(db, allowed):
@@ -81,7 +81,7 @@ class LookAhead:
     """Tables of every row's future (root motion over the horizon, playable rows
     ahead, time in contact state) and the ranking of candidates with them."""
 
-    def __init__(self, db, root_positions, root_quats, allowed, fps, seconds):
+    def __init__(self, db, root_positions, root_quats, allowed, fps, seconds, body_turn=None):
         n = db.num_rows
         self.db, self.fps = db, float(fps)
         self.offsets = np.unique(np.maximum(1, np.rint(np.linspace(seconds / SAMPLES, seconds, SAMPLES) * fps)
@@ -95,7 +95,9 @@ class LookAhead:
         c, s = np.cos(yaw)[:, None], np.sin(yaw)[:, None]
         # Each row's future root, in the row's own ground frame: (N, M) x, y and yaw change.
         self.fx, self.fy = c * d[..., 0] + s * d[..., 1], -s * d[..., 0] + c * d[..., 1]
-        self.fyaw = springs.wrap_angle(yaw[ahead] - yaw[:, None])
+        # The body's facing (hip joints) rather than the root's: the facing a viewer sees.
+        turn = np.zeros(n) if body_turn is None else np.asarray(body_turn, dtype=np.float64)
+        self.fyaw = springs.wrap_angle(yaw[ahead] + turn[ahead] - yaw[:, None])
         one = np.minimum(np.arange(n) + 1, ends)
         d1 = pos[one, :2] - pos[:, :2]
         c1, s1 = np.cos(yaw), np.sin(yaw)
