@@ -532,7 +532,7 @@ class _LookAheadMatcher(_Matcher):
         cand, base = rows[pick], cost[pick]
         if cur is not None and can_continue:
             own = float(np.sum((qn - self.db.features[cur]) ** 2))
-            cand, base = np.append(cand, cur), np.append(base, own)
+            cand, base = np.append(cur, cand), np.append(own, base)     # first: a tie plays on
         total = base + self.ahead.future_cost(cand, root, self.sim_pos, self.sim_yaw, s)
         k = int(np.argmin(total))
         return int(cand[k]), float(base[k])

@@ -34,6 +34,7 @@ from . import springs
 POS_SCALE = 0.15        # m: a path error this large over the horizon costs 1
 YAW_SCALE = 0.05        # rad: a heading error this large over the horizon costs 1 (the body faces its travel)
 DEAD_END_COST = 4.0     # a horizon that runs wholly past playable rows
+JUMP_COST = 0.1         # any jump (a blend, however alike the poses): a near tie plays on
 FLIP_COST = 6.0         # per foot whose contact state a jump changes
 PHASE_SCALE = 0.15      # s: a difference this large in time spent in the contact state costs 1 per foot
 PHASE_CAP = 0.6         # s: longer times in one state count as this (standing still, long swings)
@@ -174,7 +175,7 @@ class LookAhead:
         the state."""
         flips = self.contacts[rows] != self.contacts[on_row]
         gap = (self.played_time[None, :] - self.in_state[rows]) / (PHASE_SCALE * self.fps)
-        return np.sum(np.where(flips, FLIP_COST, np.minimum(gap * gap, FLIP_COST)), axis=1)
+        return JUMP_COST + np.sum(np.where(flips, FLIP_COST, np.minimum(gap * gap, FLIP_COST)), axis=1)
 
 
 def rank(costs, k):
