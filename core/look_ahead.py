@@ -32,7 +32,7 @@ import numpy as np
 from . import springs
 
 POS_SCALE = 0.15        # m: a path error this large over the horizon costs 1
-YAW_SCALE = 0.05        # rad: a heading error this large over the horizon costs 1 (the body faces its travel)
+YAW_SCALE = 0.035       # rad: a heading error this large over the horizon costs 1 (the body faces its travel)
 DEAD_END_COST = 4.0     # a horizon that runs wholly past playable rows
 JUMP_COST = 0.1         # any jump (a blend, however alike the poses): a near tie plays on
 FLIP_COST = 6.0         # per foot whose contact state a jump changes
@@ -41,7 +41,7 @@ PHASE_CAP = 0.6         # s: longer times in one state count as this (standing s
 SAMPLES = 6             # sample times over the horizon
 CANDIDATES = 24         # rows ranked by their feature cost that are judged by their future
 DRIFT_FREE = 0.15       # m: a planted foot may be dragged this far during one stance at no cost (the leg IK holds it)
-DRIFT_SCALE = 0.03      # m: each sample of a stance dragged this much farther costs 1
+DRIFT_SCALE = 0.02      # m: each sample of a stance dragged this much farther costs 1
 
 
 def _run_ahead(db, allowed):
