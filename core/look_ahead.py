@@ -27,6 +27,8 @@ near trajectory) and these terms add up. Everything is vectorised over the
 candidates; the tables are built once per bake.
 """
 
+import math
+
 import numpy as np
 
 from . import springs
@@ -108,27 +110,31 @@ class LookAhead:
         self.contacts = (np.asarray(db.contacts, dtype=bool) if db.contacts is not None
                          else np.zeros((n, 2), dtype=bool))
         self.ahead_contacts = self.contacts[ahead]          # (N, M, 2)
-        self.played_contacts = None
-        self.played_time = np.zeros(2, dtype=np.int64)
-        self.drift = np.zeros((2, 2))       # per foot: how far the root was moved off the played rows' motion
+        self.contact_list = [tuple(r) for r in self.contacts.tolist()]
+        self.step_list = self.step_xy.tolist()
+        self.played_contacts = None         # (left, right) contact of the row played last
+        self.played_time = [0, 0]           # per foot: steps in its contact state, at most ``cap``
+        self.drift = [[0.0, 0.0], [0.0, 0.0]]   # per foot: how far the root was moved off the played rows' motion
         self.last = None                    # (row, x, y, yaw) of the previous step
 
     def played(self, row, root):
         """Note the row played on this step and where the root is (the bake's own
         time in each foot's state, and how far the root has been moved, beyond
-        the rows' own motion, since each planted foot planted)."""
-        c = self.contacts[row]
+        the rows' own motion, since each planted foot planted). Plain Python:
+        this runs on every step."""
+        c = self.contact_list[row]
         if self.played_contacts is None:
-            self.played_time[:] = self.in_state[row]
+            self.played_time = [int(v) for v in self.in_state[row]]
         else:
-            same = c == self.played_contacts
-            self.played_time = np.where(same, np.minimum(self.played_time + 1, self.cap), 0)
             prow, px, py, pyaw = self.last
-            cs, sn = np.cos(pyaw), np.sin(pyaw)
-            lx, ly = self.step_xy[prow]
-            moved = np.array([root[0] - px - (cs * lx - sn * ly), root[1] - py - (sn * lx + cs * ly)])
-            held = same & c
-            self.drift = np.where(held[:, None], self.drift + moved[None, :], 0.0)
+            cs, sn = math.cos(pyaw), math.sin(pyaw)
+            lx, ly = self.step_list[prow]
+            mx = root[0] - px - (cs * lx - sn * ly)
+            my = root[1] - py - (sn * lx + cs * ly)
+            for f in range(2):
+                same = c[f] == self.played_contacts[f]
+                self.played_time[f] = min(self.played_time[f] + 1, self.cap) if same else 0
+                self.drift[f] = [self.drift[f][0] + mx, self.drift[f][1] + my] if same and c[f] else [0.0, 0.0]
         self.played_contacts = c
         self.last = (row, root[0], root[1], root[2])
 
@@ -159,7 +165,7 @@ class LookAhead:
         for f in range(2):
             on = self.contacts[rows, f]
             keep = on & bool(self.played_contacts is not None and self.played_contacts[f])
-            drift = np.where(keep[:, None], self.drift[f][None, :], 0.0)
+            drift = np.where(keep[:, None], np.asarray(self.drift[f])[None, :], 0.0)
             prev_on, prev_err = on, np.broadcast_to(e0, (K, 2))
             for j in range(M):
                 now_on = self.ahead_contacts[rows, j, f]
@@ -174,7 +180,7 @@ class LookAhead:
         on to ``on_row``: flipped contact states, and a different time spent in
         the state."""
         flips = self.contacts[rows] != self.contacts[on_row]
-        gap = (self.played_time[None, :] - self.in_state[rows]) / (PHASE_SCALE * self.fps)
+        gap = (np.asarray(self.played_time)[None, :] - self.in_state[rows]) / (PHASE_SCALE * self.fps)
         return JUMP_COST + np.sum(np.where(flips, FLIP_COST, np.minimum(gap * gap, FLIP_COST)), axis=1)
 
 
