@@ -35,6 +35,7 @@ from . import springs
 
 POS_SCALE = 0.15        # m: a path error this large over the horizon costs 1
 YAW_SCALE = 0.035       # rad: a heading error this large over the horizon costs 1 (the body faces its travel)
+YAW_FREE = 0.02         # rad: heading errors up to this cost nothing (a gait's own sway, small offsets)
 DEAD_END_COST = 4.0     # a horizon that runs wholly past playable rows
 JUMP_COST = 0.1         # any jump (a blend, however alike the poses): a near tie plays on
 FLIP_COST = 6.0         # per foot whose contact state a jump changes
@@ -151,7 +152,7 @@ class LookAhead:
         dead = self.offsets[None, :] >= self.run[rows][:, None]
         e0 = np.array([px - sim_pos[s, 0], py - sim_pos[s, 1]])
         return (np.mean(wx * wx + wy * wy, axis=1) / POS_SCALE ** 2
-                + np.mean(dyaw * dyaw, axis=1) / YAW_SCALE ** 2
+                + np.mean(np.maximum(np.abs(dyaw) - YAW_FREE, 0.0) ** 2, axis=1) / YAW_SCALE ** 2
                 + DEAD_END_COST * np.mean(dead, axis=1)
                 + self._stance_drift(rows, np.stack([wx, wy], axis=-1), e0))
 
