@@ -522,7 +522,7 @@ class _LookAheadMatcher(_Matcher):
         cost = np.einsum("ij,ij->i", d, d)
         rows = self.rows
         if cur is not None:
-            cost = cost + self.ahead.jump_cost(rows, cur) + self.margin
+            cost = cost + self.ahead.jump_cost(rows, cur) + self.margin * la.MARGIN_SCALE
             if can_continue:
                 # Rows near the one playing are not jumps: the row playing on stands for them.
                 near = (np.abs(rows - cur) <= self.window) & (self.db.clip_index[rows] == self.db.clip_index[cur])
@@ -551,6 +551,8 @@ class _RootMotion:
         self.share = np.where(planted, settings.planted_adjustment, 1.0)
         self.ratio, self.clamp, self.clamp_a = settings.adjustment_ratio, settings.clamp_distance, settings.clamp_angle
         self.alpha = 1.0 - np.exp(-np.log(2.0) / settings.adjustment_halflife * dt)
+        # With the look-ahead on, the heading may also be corrected at a small rate of its own.
+        self.turn_floor = la.TURN_RATE * dt if settings.look_ahead > 0 else 0.0
 
     def advance(self, px, py, yaw, row, sim_xy, sim_yaw):
         """One step along the row being left: its own root motion, in our frame,
@@ -570,7 +572,7 @@ class _RootMotion:
         px += ax
         py += ay
         dyw = springs.wrap_angle(sim_yaw - yaw)
-        limit_a = ratio * abs(self.dyaw[row])
+        limit_a = ratio * abs(self.dyaw[row]) + self.turn_floor
         step_a = dyw * alpha
         yaw += float(np.clip(step_a, -limit_a, limit_a))
         return px, py, yaw

@@ -21,6 +21,15 @@ do over the next ``seconds``:
   foot planted while restarting its stance makes stances longer than any step
   of the take, and the body then walks away from the held foot.
 
+- **Heading**: with the look-ahead on, the root may also turn toward the
+  path's heading by itself at up to ``TURN_RATE`` (core.bake's ``_RootMotion``),
+  so heading errors it will mend by each sample time cost nothing; without
+  that, a body that lags a turn (a start after a stop) could only be put right
+  by rows that turn, and never was.
+- **Pieces get to play**: a jump soon after the last one costs more
+  (``REJUMP_COST``, fading over ``REJUMP_S``), so the bake does not hop from
+  piece to piece at every search.
+
 Costs are in the units of the feature search (squared, normalised), so the
 feature cost (how well the candidate joins the pose playing now and matches the
 near trajectory) and these terms add up. Everything is vectorised over the
@@ -36,8 +45,12 @@ from . import springs
 POS_SCALE = 0.15        # m: a path error this large over the horizon costs 1
 YAW_SCALE = 0.035       # rad: a heading error this large over the horizon costs 1 (the body faces its travel)
 YAW_FREE = 0.02         # rad: heading errors up to this cost nothing (a gait's own sway, small offsets)
+TURN_RATE = 0.8         # rad/s: the root's heading may turn toward the path this fast beyond the pull
 DEAD_END_COST = 4.0     # a horizon that runs wholly past playable rows
+MARGIN_SCALE = 5.0      # the bake's jump margin (in feature cost) counts this much here: the future's costs are larger
 JUMP_COST = 0.1         # any jump (a blend, however alike the poses): a near tie plays on
+REJUMP_S = 0.4          # s: a jump this soon after the last one ...
+REJUMP_COST = 3.0       # ... costs up to this much more (fading with the time since): pieces get to play
 FLIP_COST = 6.0         # per foot whose contact state a jump changes
 PHASE_SCALE = 0.15      # s: a difference this large in time spent in the contact state costs 1 per foot
 PHASE_CAP = 0.6         # s: longer times in one state count as this (standing still, long swings)
@@ -91,6 +104,8 @@ class LookAhead:
         self.offsets = np.unique(np.maximum(1, np.rint(np.linspace(seconds / SAMPLES, seconds, SAMPLES) * fps)
                                             .astype(np.int64)))
         self.run = _run_ahead(db, allowed)
+        # Heading errors the root mends by itself by each sample time (TURN_RATE), and a free margin.
+        self.mend = YAW_FREE + TURN_RATE * self.offsets / fps
         ends = np.asarray(db.clip_offsets[1:], dtype=np.int64)[db.clip_index] - 1
         ahead = np.minimum(np.arange(n)[:, None] + self.offsets[None, :], ends[:, None])
         pos = np.asarray(root_positions, dtype=np.float64)
@@ -117,6 +132,7 @@ class LookAhead:
         self.played_time = [0, 0]           # per foot: steps in its contact state, at most ``cap``
         self.drift = [[0.0, 0.0], [0.0, 0.0]]   # per foot: how far the root was moved off the played rows' motion
         self.last = None                    # (row, x, y, yaw) of the previous step
+        self.since_jump = 10 ** 9           # steps since the played rows last jumped
 
     def played(self, row, root):
         """Note the row played on this step and where the root is (the bake's own
@@ -136,6 +152,8 @@ class LookAhead:
                 same = c[f] == self.played_contacts[f]
                 self.played_time[f] = min(self.played_time[f] + 1, self.cap) if same else 0
                 self.drift[f] = [self.drift[f][0] + mx, self.drift[f][1] + my] if same and c[f] else [0.0, 0.0]
+        if self.last is not None:
+            self.since_jump = 0 if row != self.last[0] + 1 else self.since_jump + 1
         self.played_contacts = c
         self.last = (row, root[0], root[1], root[2])
 
@@ -152,7 +170,7 @@ class LookAhead:
         dead = self.offsets[None, :] >= self.run[rows][:, None]
         e0 = np.array([px - sim_pos[s, 0], py - sim_pos[s, 1]])
         return (np.mean(wx * wx + wy * wy, axis=1) / POS_SCALE ** 2
-                + np.mean(np.maximum(np.abs(dyaw) - YAW_FREE, 0.0) ** 2, axis=1) / YAW_SCALE ** 2
+                + np.mean(np.maximum(np.abs(dyaw) - self.mend, 0.0) ** 2, axis=1) / YAW_SCALE ** 2
                 + DEAD_END_COST * np.mean(dead, axis=1)
                 + self._stance_drift(rows, np.stack([wx, wy], axis=-1), e0))
 
@@ -182,7 +200,8 @@ class LookAhead:
         the state."""
         flips = self.contacts[rows] != self.contacts[on_row]
         gap = (np.asarray(self.played_time)[None, :] - self.in_state[rows]) / (PHASE_SCALE * self.fps)
-        return JUMP_COST + np.sum(np.where(flips, FLIP_COST, np.minimum(gap * gap, FLIP_COST)), axis=1)
+        soon = REJUMP_COST * max(0.0, 1.0 - self.since_jump / (REJUMP_S * self.fps))
+        return JUMP_COST + soon + np.sum(np.where(flips, FLIP_COST, np.minimum(gap * gap, FLIP_COST)), axis=1)
 
 
 def rank(costs, k):
