@@ -133,6 +133,7 @@ class LookAhead:
         self.drift = [[0.0, 0.0], [0.0, 0.0]]   # per foot: how far the root was moved off the played rows' motion
         self.last = None                    # (row, x, y, yaw) of the previous step
         self.since_jump = 10 ** 9           # steps since the played rows last jumped
+        self._gathered_for, self._gathered = None, None
 
     def played(self, row, root):
         """Note the row played on this step and where the root is (the bake's own
@@ -178,28 +179,37 @@ class LookAhead:
         """(K,) cost of dragging planted feet: within each stance of each foot over
         the horizon (the stance playing now included), the root must be moved off
         the candidate's own motion by the change of its path error ``err``
-        (K, M, 2); beyond ``DRIFT_FREE`` the held foot stretches the leg or lets go."""
+        (K, M, 2); beyond ``DRIFT_FREE`` the held foot stretches the leg or lets go.
+        Both feet at once; the sums are added in a fixed order (same choices)."""
         K, M = err.shape[:2]
+        on = self.contacts[rows]                                       # (K, 2)
+        played = np.zeros(2, dtype=bool) if self.played_contacts is None else np.array(self.played_contacts)
+        drift = np.where((on & played)[:, :, None], np.asarray(self.drift)[None, :, :], 0.0)   # (K, foot, xy)
+        prev_on, prev_err = on, np.broadcast_to(e0, (K, 2))
+        terms = np.empty((M, K, 2))
+        for j in range(M):
+            now_on = self.ahead_contacts[rows, j]
+            step = (err[:, j] - prev_err)[:, None, :]
+            drift = np.where((now_on & prev_on)[:, :, None], drift + step, 0.0)
+            over = np.maximum(np.linalg.norm(drift, axis=2) - DRIFT_FREE, 0.0) / DRIFT_SCALE
+            terms[j] = np.where(now_on, over * over, 0.0) / M
+            prev_on, prev_err = now_on, err[:, j]
         cost = np.zeros(K)
         for f in range(2):
-            on = self.contacts[rows, f]
-            keep = on & bool(self.played_contacts is not None and self.played_contacts[f])
-            drift = np.where(keep[:, None], np.asarray(self.drift[f])[None, :], 0.0)
-            prev_on, prev_err = on, np.broadcast_to(e0, (K, 2))
             for j in range(M):
-                now_on = self.ahead_contacts[rows, j, f]
-                drift = np.where((now_on & prev_on)[:, None], drift + err[:, j] - prev_err, 0.0)
-                over = np.maximum(np.linalg.norm(drift, axis=1) - DRIFT_FREE, 0.0) / DRIFT_SCALE
-                cost += np.where(now_on, over * over, 0.0) / M
-                prev_on, prev_err = now_on, err[:, j]
+                cost += terms[j, :, f]
         return cost
 
     def jump_cost(self, rows, on_row):
         """(K,) contact-phase cost of jumping to each of ``rows`` instead of playing
         on to ``on_row``: flipped contact states, and a different time spent in
         the state."""
-        flips = self.contacts[rows] != self.contacts[on_row]
-        gap = (np.asarray(self.played_time)[None, :] - self.in_state[rows]) / (PHASE_SCALE * self.fps)
+        if rows is not self._gathered_for:      # the matcher asks about the same rows every time
+            self._gathered = (self.contacts[rows], self.in_state[rows])
+            self._gathered_for = rows
+        contacts, in_state = self._gathered
+        flips = contacts != self.contacts[on_row]
+        gap = (np.asarray(self.played_time)[None, :] - in_state) / (PHASE_SCALE * self.fps)
         soon = REJUMP_COST * max(0.0, 1.0 - self.since_jump / (REJUMP_S * self.fps))
         return JUMP_COST + soon + np.sum(np.where(flips, FLIP_COST, np.minimum(gap * gap, FLIP_COST)), axis=1)
 
