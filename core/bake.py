@@ -512,6 +512,7 @@ class _LookAheadMatcher(_Matcher):
         self.ahead = la.LookAhead(db, root_positions, root_quats, allowed, fps, settings.look_ahead, turn)
         self.rows = np.flatnonzero(allowed)
         self.features = np.asarray(db.features[self.rows], dtype=np.float64)
+        self.row_clips = db.clip_index[self.rows]
 
     def played(self, row, root):
         self.ahead.played(row, root)
@@ -525,8 +526,9 @@ class _LookAheadMatcher(_Matcher):
             cost = cost + self.ahead.jump_cost(rows, cur) + self.margin * la.MARGIN_SCALE
             if can_continue:
                 # Rows near the one playing are not jumps: the row playing on stands for them.
-                near = (np.abs(rows - cur) <= self.window) & (self.db.clip_index[rows] == self.db.clip_index[cur])
-                cost = np.where(near, np.inf, cost)
+                lo, hi = np.searchsorted(rows, (cur - self.window, cur + self.window + 1))
+                near = self.row_clips[lo:hi] == self.db.clip_index[cur]
+                cost[lo:hi][near] = np.inf
         pick = la.rank(cost, la.CANDIDATES)
         pick = pick[np.isfinite(cost[pick])]
         cand, base = rows[pick], cost[pick]
