@@ -60,6 +60,7 @@ BEFORE = {
     "toe_floor_rate": 0.0,         # a dipping toe lifted by its whole depth at once
     "knee_min_bend": 0.0,          # leg IK may straighten a knee fully
     "strafe_warp_rate": 0.0,       # no limit on the strafe warp's turn (it was off anyway)
+    "look_ahead": 0.0,             # greedy search
 }
 # ... and the database as it was built before issue 10 (options of motion_matching.build_database).
 BEFORE_BUILD = {

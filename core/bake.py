@@ -32,6 +32,7 @@ from . import foot_lock as fl
 from . import ik
 from . import inertialization as inert
 from . import leg_release as lr
+from . import look_ahead as la
 from . import metrics
 from . import springs
 from . import stride_warp as sw
@@ -69,6 +70,9 @@ class Knob:
 def knob(default, label, description, **shown):
     """A setting a user may turn: its default, and how an interface shows it (:class:`Knob`)."""
     return field(default=default, metadata={"knob": Knob(label, description, **shown)})
+
+
+MAX_LOOK_AHEAD = 10.0   # s: the longest look-ahead a bake accepts
 
 
 @dataclass
@@ -172,6 +176,10 @@ class BakeSettings:
         0.25, "Toe Lift Rate", "A toe that would dip under the floor is lifted gradually, by at most this speed "
         "(starting before the dip); 0: lifted by exactly the depth on the frame it dips", unit="velocity",
         min=0.0, soft_max=2.0)
+    look_ahead: float = knob(
+        1.0, "Look Ahead", "Seconds of the path each search looks ahead: candidates are ranked by how well their "
+        "own motion follows the path that long and how well they join the step playing now (a jump should not "
+        "cut or stretch a stance); 0: greedy, the nearest match only", unit="time", min=0.0, max=MAX_LOOK_AHEAD, soft_max=3.0)
     toe_floor: float = None                 # m: toes are kept above this height (None: no floor)
 
     def check(self):
@@ -191,6 +199,8 @@ class BakeSettings:
                                 % (name.replace("_", " "), v))
         if not (np.isfinite(self.jump_cost_margin) and self.jump_cost_margin >= 0):
             raise BakeError("The jump margin must be zero or a positive number (got %s)." % self.jump_cost_margin)
+        if not (np.isfinite(self.look_ahead) and 0 <= self.look_ahead <= MAX_LOOK_AHEAD):
+            raise BakeError("The look-ahead must be from 0 to %g seconds (got %s)." % (MAX_LOOK_AHEAD, self.look_ahead))
 
 
 def knobs():
@@ -357,8 +367,9 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     warp = _strafe_warp(sim_yaw, sim.velocities, settings, dt) if facing is not None else None
     if warp is not None:
         sim_yaw = sim_yaw + warp      # the lower body's wanted facing: the search and the root follow it
-    matcher = _Matcher(db, trajectory_queries(db.spec, sim.positions, sim_yaw, fps), allowed,
-                       index or SearchIndex(db.features), settings, playable)
+    matcher = _matcher(db, trajectory_queries(db.spec, sim.positions, sim_yaw, fps), allowed, index, settings,
+                       sim, sim_yaw, root_positions, root_quats, fps,
+                       lambda: body_turn(skeleton, pose_locations, pose_rotations, root_quats), playable)
     # 2 and 4. The rows played (searches, jumps) and the root, step by step.
     played = yield from _play_rows(db, ctrl, sim.positions, sim_yaw, sim.velocities, matcher,
                                    _RootMotion(db, root_positions, root_quats, settings, dt), settings, fps)
@@ -461,6 +472,40 @@ def _checked_inputs(db, controller_pos, allowed, settings):
     return fps, ctrl, allowed
 
 
+def _matcher(db, traj, allowed, index, settings, sim, sim_yaw, root_positions, root_quats, fps, turn, playable=None):
+    """Stage 2's search: greedy, or with the future in view when ``settings.look_ahead`` > 0
+    (``turn()`` gives each row's body facing off its root's, see :func:`body_turn`)."""
+    if settings.look_ahead > 0 and root_positions is not None and root_quats is not None:
+        return _LookAheadMatcher(db, traj, allowed, index, settings, np.asarray(sim.positions, dtype=np.float64),
+                                 sim_yaw, root_positions, root_quats, fps, turn(), playable)
+    return _Matcher(db, traj, allowed, index or SearchIndex(db.features), settings, playable)
+
+
+def body_turn(skeleton, pose_locations, pose_rotations, root_quats):
+    """(N,) radians each row's body (the line of its hip joints, turned to face
+    forward) is turned from its root's yaw; zeros when the skeleton has no legs.
+    Forward kinematics of the hip joints' ancestors only."""
+    n = len(root_quats)
+    if not skeleton.legs:
+        return np.zeros(n)
+    chain = set()
+    for leg in skeleton.legs:
+        j = leg[0]
+        while j >= 0:
+            chain.add(j)
+            j = int(skeleton.parents[j])
+    bones = sorted(chain)                  # parents come before children
+    remap = {b: i for i, b in enumerate(bones)}
+    parents = np.array([remap.get(int(skeleton.parents[b]), -1) for b in bones])
+    basis = tf.compose(np.asarray(pose_locations[:, bones], dtype=np.float64),
+                       tf.quat_to_matrix(np.asarray(pose_rotations[:, bones], dtype=np.float64)))
+    pose = tf.pose_fk(parents, None, basis, skeleton.offsets[bones])
+    left, right = (pose[:, remap[leg[0]], :3, 3] for leg in skeleton.legs)
+    lr = left - right                      # facing = (left - right) x Z, as core.path_metrics
+    body = np.arctan2(lr[:, 1], lr[:, 0])  # the yaw whose facing (sin, -cos) is along that
+    return springs.wrap_angle(body - yaw_of(np.asarray(root_quats, dtype=np.float64)))
+
+
 class _Matcher:
     """Stage 2's search: the query of a step (the playing row's pose features and
     the spring character's trajectory ``traj`` (S, D), raw) against the allowed rows."""
@@ -477,13 +522,22 @@ class _Matcher:
         self.weights = ft.feature_weights(db.spec)
         self.query = np.empty(db.spec.dim)
 
-    def search(self, s, cur, can_continue):
-        """(best row, its cost) for step ``s`` while row ``cur`` plays (None: nothing yet)."""
+    def normalized_query(self, s, cur):
+        """The weighted, normalised query of step ``s`` while row ``cur`` plays."""
         db, query, bone_cols = self.db, self.query, self.bone_cols
         query[:] = self.traj[s]
         # Before anything plays, the pose part is neutral (the mean pose).
         query[bone_cols] = db.raw[cur, bone_cols] if cur is not None else db.norm.mean[bone_cols]
-        qn = ((query - db.norm.mean) / db.norm.scale) * self.weights
+        return ((query - db.norm.mean) / db.norm.scale) * self.weights
+
+    def played(self, row, root):
+        """Note the row played on a step and the root (x, y, yaw) (the greedy search needs no history)."""
+
+    def search(self, s, cur, can_continue, root=None):
+        """(best row, its cost) for step ``s`` while row ``cur`` plays (None: nothing
+        yet); ``root`` (x, y, yaw) where the character stands (unused here)."""
+        db = self.db
+        qn = self.normalized_query(s, cur)
         best, best_cost = self.index.search(qn, self.allowed)
         if can_continue and self.margin > 0:
             # Play on unless the best row beats the playing one by the margin.
@@ -491,6 +545,48 @@ class _Matcher:
             if own <= best_cost + self.margin:
                 return cur, own
         return best, best_cost
+
+
+class _LookAheadMatcher(_Matcher):
+    """Stage 2's search with the future in view (core.look_ahead): the rows nearest
+    the query (feature cost plus a jump's contact-phase cost) and the row playing
+    on are ranked again by what playing each would do over the next
+    ``settings.look_ahead`` seconds of the path."""
+
+    def __init__(self, db, traj, allowed, index, settings, sim_pos, sim_yaw, root_positions, root_quats, fps, turn,
+                 playable=None):
+        super().__init__(db, traj, allowed, index, settings, playable)
+        self.window = settings.keep_window
+        self.sim_pos, self.sim_yaw = sim_pos, sim_yaw
+        self.ahead = la.LookAhead(db, root_positions, root_quats, allowed, fps, settings.look_ahead, turn)
+        self.rows = np.flatnonzero(allowed)
+        self.features = np.asarray(db.features[self.rows], dtype=np.float64)
+        self.row_clips = db.clip_index[self.rows]
+
+    def played(self, row, root):
+        self.ahead.played(row, root)
+
+    def search(self, s, cur, can_continue, root=None):
+        qn = self.normalized_query(s, cur)
+        d = self.features - qn
+        cost = np.einsum("ij,ij->i", d, d)
+        rows = self.rows
+        if cur is not None:
+            cost = cost + self.ahead.jump_cost(rows, cur) + self.margin * la.MARGIN_SCALE
+            if can_continue:
+                # Rows near the one playing are not jumps: the row playing on stands for them.
+                lo, hi = np.searchsorted(rows, (cur - self.window, cur + self.window + 1))
+                near = self.row_clips[lo:hi] == self.db.clip_index[cur]
+                cost[lo:hi][near] = np.inf
+        pick = la.rank(cost, la.CANDIDATES)
+        pick = pick[np.isfinite(cost[pick])]
+        cand, base = rows[pick], cost[pick]
+        if cur is not None and can_continue:
+            own = float(np.sum((qn - self.db.features[cur]) ** 2))
+            cand, base = np.append(cur, cand), np.append(own, base)     # first: a tie plays on
+        total = base + self.ahead.future_cost(cand, root, self.sim_pos, self.sim_yaw, s)
+        k = int(np.argmin(total))
+        return int(cand[k]), float(base[k])
 
 
 class _RootMotion:
@@ -506,6 +602,8 @@ class _RootMotion:
         self.share = np.where(planted, settings.planted_adjustment, 1.0)
         self.ratio, self.clamp, self.clamp_a = settings.adjustment_ratio, settings.clamp_distance, settings.clamp_angle
         self.alpha = 1.0 - np.exp(-np.log(2.0) / settings.adjustment_halflife * dt)
+        # With the look-ahead on, the heading may also be corrected at a small rate of its own.
+        self.turn_floor = la.TURN_RATE * dt if settings.look_ahead > 0 else 0.0
 
     def advance(self, px, py, yaw, row, sim_xy, sim_yaw):
         """One step along the row being left: its own root motion, in our frame,
@@ -525,7 +623,7 @@ class _RootMotion:
         px += ax
         py += ay
         dyw = springs.wrap_angle(sim_yaw - yaw)
-        limit_a = ratio * abs(self.dyaw[row])
+        limit_a = ratio * abs(self.dyaw[row]) + self.turn_floor
         step_a = dyw * alpha
         yaw += float(np.clip(step_a, -limit_a, limit_a))
         return px, py, yaw
@@ -593,7 +691,7 @@ def _play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps
         v = sim_vel[s, :2]
         at_end = cur is not None and (nxt[cur] == cur or not matcher.playable[cur])
         if cur is None or s - last_search >= interval or _sharp_change(want_v, v, settings) or at_end:
-            best, best_cost = matcher.search(s, cur, cur is not None and not at_end)
+            best, best_cost = matcher.search(s, cur, cur is not None and not at_end, (px, py, yaw))
             searched[s] = True
             last_search = s
             want_v = v.copy()
@@ -607,6 +705,7 @@ def _play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps
         elif s > 0:
             cost[s] = cost[s - 1]
         rows[s] = cur
+        matcher.played(cur, (px, py, yaw))
         root_pos[s] = (px, py, 0.0)
         root_yaw[s] = yaw
     return _Played(rows=rows, searched=searched, jumped=jumped, cost=cost, root_pos=root_pos, root_yaw=root_yaw)

@@ -65,6 +65,21 @@ def test_jump_margin_plays_longer_pieces(take_on_path, bake):
     assert held["searches"] > 0 and held["tracking_error_max_m"] <= 0.10 + 0.02
 
 
+def test_look_ahead_reaches_the_bake(take_on_path, bake):
+    take_on_path()
+    core_bake = H.addon_module("core.bake")
+    assert core_bake.BakeSettings().look_ahead > 0        # on by default (chosen on the path suite)
+    ahead = bake("ahead.json")
+    greedy = bake("greedy.json", look_ahead=0.0)
+    # Another search: other rows, other jumps and contact sliding.
+    assert (ahead["jumps"], ahead["contact_sliding_m"]) != (greedy["jumps"], greedy["contact_sliding_m"])
+    # The scene's setting does what the option does.
+    bpy.context.scene.motion_matching.bake_settings.look_ahead = 0.0
+    scene_greedy = bake("scene_greedy.json")
+    assert scene_greedy["jumps"] == greedy["jumps"] and scene_greedy["searches"] == greedy["searches"]
+    assert scene_greedy["contact_sliding_m"] == pytest.approx(greedy["contact_sliding_m"], abs=1e-9)
+
+
 def test_every_bake_knob_is_an_option_and_a_scene_setting():
     core_bake = H.addon_module("core.bake")
     names = [k.ui_name for k in core_bake.knobs()]
