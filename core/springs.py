@@ -26,6 +26,8 @@ right-handed turn about +Z).
 
 from dataclasses import dataclass
 
+import math
+
 import numpy as np
 
 from .errors import MotionMatchingError
@@ -46,6 +48,10 @@ def halflife_to_damping(halflife):
 
     ``halflife`` in seconds, a number or an array; every entry must be positive.
     """
+    if type(halflife) is float:        # the common case, checked without numpy (called every step)
+        if not (math.isfinite(halflife) and halflife > 0.0):
+            raise SpringError("The half-life must be a positive number of seconds (got %s)." % (halflife,))
+        return 2.0 * LN2 / halflife
     h = np.asarray(halflife, dtype=np.float64)
     if not np.all(np.isfinite(h)) or np.any(h <= 0.0):
         raise SpringError(
@@ -55,6 +61,10 @@ def halflife_to_damping(halflife):
 
 
 def _check_dt(dt):
+    if type(dt) is float:
+        if not (math.isfinite(dt) and dt >= 0.0):
+            raise SpringError("The time step must be zero or a positive number of seconds (got %s)." % (dt,))
+        return dt
     d = np.asarray(dt, dtype=np.float64)
     if not np.all(np.isfinite(d)) or np.any(d < 0.0):
         raise SpringError(
