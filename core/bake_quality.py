@@ -25,7 +25,8 @@ from . import path_metrics as pm
 STEP_SLIDE_LIMIT = 0.05       # m a planted foot may slide in one step before a warning
 FACING_LIMIT = 20.0           # degrees off before a warning
 FACING_SECONDS = 0.5          # ... held at least this long
-JUMP_RUN = 6                  # consecutive searches that all jump: a frozen pose
+JUMP_RUN = 6                  # consecutive searches that all jump back: a frozen pose
+FROZEN_ROWS = 20              # ... to within this many rows of the row played at the search before
 COVERAGE_MARGIN = 1.1         # the path may ask this much more than the database's largest
 COVERAGE_SECONDS = 0.25       # ... for at least this long before a warning
 MAX_RANGES = 4                # frame ranges named per warning
@@ -129,18 +130,23 @@ def figures(bake, raw_takes, floor, path=None, asked_facing=None):
     return out
 
 
-def warnings(bake, frames, floor, searched, jumped, path=None, asked_facing=None, coverage=None):
+def warnings(bake, frames, floor, searched, jumped, path=None, asked_facing=None, coverage=None, rows=None):
     """Plain sentences with frame ranges (see the module notes). ``frames`` (T,)
     scene frames of the samples; ``searched`` and ``jumped`` (T,) bool per frame;
     ``path`` (T, 2 or 3) the controller; ``coverage``: the database's largest
-    root speed (m/s) and turn rate (rad/s), or None."""
+    root speed (m/s) and turn rate (rad/s), or None; ``rows`` (T,) the database
+    row played at each frame, or None."""
     fps = bake.fps
     frames = np.asarray(frames).astype(np.int64)
     out = []
-    # A frozen pose: runs of searches that all jumped.
+    # A frozen pose: runs of searches that all jumped back to about the pose that
+    # played at the search before (without ``rows``: that all jumped).
     at = np.flatnonzero(np.asarray(searched, dtype=bool))
     if len(at):
         j = np.asarray(jumped, dtype=bool)[at]
+        if rows is not None:
+            played = np.asarray(rows, dtype=np.int64)[at]
+            j = j & (np.abs(np.diff(played, prepend=played[0] - 2 * FROZEN_ROWS)) <= FROZEN_ROWS)
         runs = [(at[a], at[b]) for a, b in _runs(j) if b - a + 1 >= JUMP_RUN]
         if runs:
             out.append("Most searches jump (%d of %d): the pose may freeze and glide at %s; the database lacks "

@@ -358,7 +358,7 @@ def quality(db, arrays, skeleton, result, frames, times, sfps, locs, rots, allow
     sim = _at_times(result.sim_pos, result.dt, times) * path_scale
     out["warnings"] = bake_quality.warnings(bake, frames, floor, _any_between(result.searched, at),
                                             _any_between(result.jumped, at), path=sim, asked_facing=asked,
-                                            coverage=coverage)
+                                            coverage=coverage, rows=result.rows[at])
     return out
 
 

@@ -136,7 +136,9 @@ def test_a_take_and_its_mirror_bake_mirror_images_along_mirror_paths(tmp_path, m
         # within 2e-4), far below any cost gap a search decides on; 1 mm per joint.
         assert (rep_a["searches"], rep_a["jumps"]) == (rep_b["searches"], rep_b["jumps"])
         assert off.max() < 1e-3, off.max()
-        assert abs(rep_a["contact_sliding_ratio"] - rep_b["contact_sliding_ratio"]) < 0.01
+        # The sliding figure counts steps under height and speed thresholds, so joints
+        # 1 mm apart can move a step across one: the two figures agree within 5%.
+        assert rep_a["contact_sliding_ratio"] == pytest.approx(rep_b["contact_sliding_ratio"], rel=0.05)
     else:
         # Without the mirror the take turns better to one side: the bakes differ.
         assert off.max() > 0.05, off.max()

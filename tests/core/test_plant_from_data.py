@@ -132,6 +132,13 @@ def test_warnings_name_a_frozen_pose_a_slide_and_a_turned_body():
     assert "Most searches jump (12 of 12)" in text and "frames 1-56" in text
     assert "slides more than 5 cm" in text and "right foot" in text
     assert "faces more than 20 degrees off the direction of travel" in text
+    # With the rows played known, a frozen pose is one whose searches jump back to
+    # about the pose playing before; jumps that move on through the take are not.
+    frozen_rows = np.full(T, 4000)
+    assert "Most searches jump" in " ".join(bake_quality.warnings(j, frames, 0.08, searched, jumped, rows=frozen_rows))
+    moving_on = 4000 + 37 * np.arange(T)
+    assert "Most searches jump" not in " ".join(bake_quality.warnings(j, frames, 0.08, searched, jumped,
+                                                                      rows=moving_on))
     # A fine bake: searches play on, feet hold, the body faces its travel: no warning.
     ok = _joints(T)
     assert bake_quality.warnings(ok, frames, 0.08, searched, np.zeros(T, dtype=bool)) == [
