@@ -572,12 +572,12 @@ class _LookAheadMatcher(_Matcher):
         cost = np.einsum("ij,ij->i", d, d)
         rows = self.rows
         if cur is not None:
-            cost = cost + self.ahead.jump_cost(rows, cur) + self.margin * la.MARGIN_SCALE
             if can_continue:
                 # Rows near the one playing are not jumps: the row playing on stands for them.
                 lo, hi = np.searchsorted(rows, (cur - self.window, cur + self.window + 1))
                 near = self.row_clips[lo:hi] == self.db.clip_index[cur]
                 cost[lo:hi][near] = np.inf
+            rows, cost = self._with_jump_costs(rows, cost, cur)
         pick = la.rank(cost, la.CANDIDATES)
         pick = pick[np.isfinite(cost[pick])]
         cand, base = rows[pick], cost[pick]
@@ -587,6 +587,26 @@ class _LookAheadMatcher(_Matcher):
         total = base + self.ahead.future_cost(cand, root, self.sim_pos, self.sim_yaw, s)
         k = int(np.argmin(total))
         return int(cand[k]), float(base[k])
+
+
+    def _with_jump_costs(self, rows, cost, cur):
+        """(rows, their feature cost plus the cost of jumping there): only for the
+        rows that can still be among the candidates when there are many (a jump
+        costs at least JUMP_COST, so a row whose feature cost alone is past the
+        candidates' worst total cannot be one); the same candidates as costing all."""
+        extra = self.margin * la.MARGIN_SCALE
+        few = la.CANDIDATES * PRUNE_FACTOR
+        if len(rows) > few:
+            part = np.argpartition(cost, few)
+            sub = np.sort(part[:few])        # in row order: ties rank as among all rows
+            total = cost[sub] + self.ahead.jump_cost(rows[sub], cur) + extra
+            kth = np.partition(total, la.CANDIDATES - 1)[la.CANDIDATES - 1]
+            if cost[part[few]] + la.JUMP_COST + extra > kth:
+                return rows[sub], total
+        return rows, cost + self.ahead.jump_cost(rows, cur) + extra
+
+
+PRUNE_FACTOR = 8    # the look-ahead prices jumps to this many times its candidates (more when that is not enough)
 
 
 class _RootMotion:

@@ -124,3 +124,27 @@ def test_a_look_ahead_out_of_range_is_refused():
     for bad in (-1.0, float("nan"), bake.MAX_LOOK_AHEAD + 1.0):
         with pytest.raises(bake.BakeError, match="look-ahead"):
             bake.BakeSettings(look_ahead=bad).check()
+
+
+def test_pricing_jumps_only_where_they_can_matter_chooses_as_pricing_all(turn_or_straight, monkeypatch):
+    # The candidates' jump costs are priced for the rows whose feature cost leaves
+    # them a chance (bake.PRUNE_FACTOR times the candidates); pricing every row
+    # must choose the same rows, step by step.
+    path = _straight_path(6.0)
+    path[:, 0] += 0.4 * np.sin(2.0 * np.arange(len(path)) / FPS)     # weaving: many searches and jumps
+    monkeypatch.setattr(bake, "PRUNE_FACTOR", 2)                     # prune hard (48 of the rows)
+    priced = []
+    original = bake._LookAheadMatcher._with_jump_costs
+
+    def counted(self, rows, cost, cur):
+        out = original(self, rows, cost, cur)
+        priced.append(len(out[0]) < len(rows))
+        return out
+
+    monkeypatch.setattr(bake._LookAheadMatcher, "_with_jump_costs", counted)
+    pruned = _bake(turn_or_straight, path, look_ahead=1.0)
+    assert sum(priced) >= 3             # the pruned pricing was used, not only the fallback
+    monkeypatch.setattr(bake, "PRUNE_FACTOR", 10 ** 6)               # price every row
+    full = _bake(turn_or_straight, path, look_ahead=1.0)
+    assert pruned.jumped.sum() >= 3
+    assert np.array_equal(pruned.rows, full.rows) and np.array_equal(pruned.rotations, full.rotations)
