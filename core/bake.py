@@ -180,6 +180,10 @@ class BakeSettings:
         1.0, "Look Ahead", "Seconds of the path each search looks ahead: candidates are ranked by how well their "
         "own motion follows the path that long and how well they join the step playing now (a jump should not "
         "cut or stretch a stance); 0: greedy, the nearest match only", unit="time", min=0.0, max=MAX_LOOK_AHEAD, soft_max=3.0)
+    turn_like_data: bool = knob(
+        True, "Turn Like the Data", "The root's heading, the path's corrections included, turns no faster in a "
+        "step than the database's own root turns (its 99.9th percentile), unless the played data itself turns "
+        "faster; off: the pull toward the path and the look-ahead's heading mend add to the data's own turn")
     toe_floor: float = None                 # m: toes are kept above this height (None: no floor)
 
     def check(self):
@@ -604,6 +608,9 @@ class _RootMotion:
         self.alpha = 1.0 - np.exp(-np.log(2.0) / settings.adjustment_halflife * dt)
         # With the look-ahead on, the heading may also be corrected at a small rate of its own.
         self.turn_floor = la.TURN_RATE * dt if settings.look_ahead > 0 else 0.0
+        # The fastest turn a step may take (the data's own, corrections included).
+        self.turn_cap = float(np.percentile(np.abs(self.dyaw), TURN_PERCENTILE)) if settings.turn_like_data \
+            else np.inf
 
     def advance(self, px, py, yaw, row, sim_xy, sim_yaw):
         """One step along the row being left: its own root motion, in our frame,
@@ -624,8 +631,8 @@ class _RootMotion:
         py += ay
         dyw = springs.wrap_angle(sim_yaw - yaw)
         limit_a = ratio * abs(self.dyaw[row]) + self.turn_floor
-        step_a = dyw * alpha
-        yaw += float(np.clip(step_a, -limit_a, limit_a))
+        step_a = float(np.clip(dyw * alpha, -limit_a, limit_a))
+        yaw += capped_turn(self.dyaw[row], step_a, self.turn_cap) - self.dyaw[row]
         return px, py, yaw
 
     def clamped(self, px, py, yaw, ctrl_xy, sim_yaw):
@@ -641,6 +648,17 @@ class _RootMotion:
         if abs(dyw) > self.clamp_a:
             yaw = sim_yaw + np.sign(dyw) * self.clamp_a
         return px, py, yaw
+
+
+TURN_PERCENTILE = 99.9   # the root's fastest turn per step: this percentile of the database's own
+
+
+def capped_turn(data, correction, cap):
+    """A step's whole yaw change: the data's own ``data`` plus ``correction``,
+    held within ``cap`` (radians per step) unless the data alone turns faster
+    (then a correction may only slow it)."""
+    cap = max(cap, abs(data))
+    return float(np.clip(data + correction, -cap, cap))
 
 
 @dataclass
