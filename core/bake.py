@@ -382,7 +382,8 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
                               _next_rows(db), fps, settings.inertialization_halflife)
     root_quat = _pose_root_bone(skeleton, locs, rots, played.root_pos, played.root_yaw)
     if warp is not None:
-        _turn_upper_body(skeleton, locs, rots, -warp)
+        _turn_upper_body(skeleton, locs, rots, -warp, spine_shares(pose_rotations, _next_rows(db),
+                                                                   _upper_body_chain(skeleton)))
     # 5. Stride warping, foot lock and two-joint IK.
     if settings.stride_warp and skeleton.legs:
         _warp_strides(skeleton, locs, rots, root_quat, played, _row_deltas(db, root_positions, root_quats)[0], dt,
@@ -426,7 +427,10 @@ def _strafe_warp(sim_yaw, sim_vel, settings, dt):
     return warp
 
 
-def _upper_body_chain(skeleton, length=3):
+SPINE_BONES = 4   # the strafe warp's counter-turn spreads over this many spine bones above the hips
+
+
+def _upper_body_chain(skeleton, length=SPINE_BONES):
     """The spine bones above the hips (the first child of the hips that is not a
     leg, then its first children), up to ``length`` of them."""
     uppers = {leg[0] for leg in skeleton.legs}
@@ -440,19 +444,37 @@ def _upper_body_chain(skeleton, length=3):
     return chain
 
 
-def _turn_upper_body(skeleton, locs, rots, angle):
+def spine_shares(pose_rotations, nxt, chain):
+    """Each bone of ``chain``'s share of the upper body's turn: in proportion to
+    how fast the data itself turns it from a row to the next (the 99.9th
+    percentile), so a stiff bone takes little and none turns much faster than
+    the take ever does. Equal shares when the data holds no steps."""
+    nxt = np.asarray(nxt)
+    rows = np.flatnonzero(nxt != np.arange(len(nxt)))
+    if not len(chain) or not len(rows):
+        return np.full(len(chain), 1.0 / max(len(chain), 1))
+    q = np.asarray(pose_rotations, dtype=np.float64)[:, chain]
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    dots = np.abs(np.sum(q[rows] * q[nxt[rows]], axis=-1))
+    fast = np.percentile(2.0 * np.arccos(np.clip(dots, 0.0, 1.0)), TURN_PERCENTILE, axis=0)
+    return fast / fast.sum() if fast.sum() > 0 else np.full(len(chain), 1.0 / len(chain))
+
+
+def _turn_upper_body(skeleton, locs, rots, angle, shares=None):
     """Turn the upper body about the vertical by ``angle`` (S,) radians, spread
-    evenly over the spine bones, so it faces ``angle`` away from the hips (in place)."""
+    over the spine bones by ``shares`` (None: evenly), so it faces ``angle``
+    away from the hips (in place)."""
     chain = _upper_body_chain(skeleton)
     if not chain:
         return
+    reach = np.cumsum(np.full(len(chain), 1.0 / len(chain)) if shares is None else shares)
     pose = forward_kinematics(skeleton, locs, rots)
     world = tf.matrix_to_quat(pose[:, :, :3, :3])
     offset_q = tf.matrix_to_quat(skeleton.offsets[:, :3, :3])
     z = np.array([0.0, 0.0, 1.0])
     parent_new = world[:, skeleton.hips]
     for k, bone in enumerate(chain):
-        turned = tf.quat_mul(tf.quat_from_axis_angle(z, angle * (k + 1) / len(chain)), world[:, bone])
+        turned = tf.quat_mul(tf.quat_from_axis_angle(z, angle * reach[k]), world[:, bone])
         rots[:, bone] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(parent_new, offset_q[bone])), turned)
         parent_new = turned
 
