@@ -134,6 +134,10 @@ class BakeSettings:
         True, "Stride Warp", "Scale each step's length along the direction of travel by the root's travel over "
         "the played data's (leg IK), so planted feet stay planted when the path asks for another speed than the "
         "data's; off: the data's stride, the feet slide or the lock stretches the legs")
+    stride_warp_rate: float = knob(
+        8.0, "Stride Warp Rate", "The stride warp's scale of the step length changes by at most this much a "
+        "second (a scale that swings fast moves a swinging foot by centimetres a frame and snaps the knee); "
+        "0: no limit", min=0.0, soft_max=20.0)
     knee_min_bend: float = knob(
         np.radians(15.0), "Least Knee Bend", "Leg IK never straightens a knee beyond this bend (or the "
         "animation's own, if straighter): near a straight leg each millimetre of reach turns the knee by degrees, "
@@ -196,7 +200,7 @@ class BakeSettings:
                                 % (name.replace("_", " "), v))
         if self.keep_window < 0:
             raise BakeError("The keep-playing window cannot be negative.")
-        for name in ("toe_floor_rate", "strafe_warp_rate", "knee_min_bend"):
+        for name in ("toe_floor_rate", "strafe_warp_rate", "knee_min_bend", "stride_warp_rate"):
             v = getattr(self, name)
             if not (np.isfinite(v) and v >= 0):
                 raise BakeError("The bake setting %s must be zero or a positive number (got %s)."
@@ -387,7 +391,7 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     # 5. Stride warping, foot lock and two-joint IK.
     if settings.stride_warp and skeleton.legs:
         _warp_strides(skeleton, locs, rots, root_quat, played, _row_deltas(db, root_positions, root_quats)[0], dt,
-                      settings.knee_min_bend)
+                      settings.knee_min_bend, settings.stride_warp_rate)
     S = len(ctrl)
     contacts = db.contacts[played.rows] if db.contacts is not None else np.zeros((S, 2), dtype=bool)
     locked = np.zeros((S, 2), dtype=bool)
@@ -778,11 +782,13 @@ def _inertialize(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps, h
         v = (av_src[i] + v) - av_dst[i]
         px = (pose_locations[src, hips] + px) - pose_locations[r, hips]
         pv = (lin[src] + pv) - lin[r]
-        t = np.arange(1, b - a + 1) * dt
+        # The jump's own step shows the whole offset (what was playing, one data
+        # step on); the fade starts from there (the last value carries on).
+        t = np.arange(0, b - a + 1) * dt
         xs, vs = decay_spring(x[None], v[None], halflife, t[:, None, None])
         ps, pvs = decay_spring(px[None], pv[None], halflife, t[:, None])
-        rots[a:b] = tf.quat_mul(tf.quat_from_rotvec(xs), rots[a:b])
-        locs[a:b, hips] += ps
+        rots[a:b] = tf.quat_mul(tf.quat_from_rotvec(xs[:-1]), rots[a:b])
+        locs[a:b, hips] += ps[:-1]
         x, v, px, pv = xs[-1], vs[-1], ps[-1], pvs[-1]
     return locs, rots
 
@@ -853,11 +859,12 @@ def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, spe
     return rots, locked, count, toes_out
 
 
-def _warp_strides(skeleton, locs, rots, root_quat, played, row_steps, dt, min_bend=0.0):
+def _warp_strides(skeleton, locs, rots, root_quat, played, row_steps, dt, min_bend=0.0, rate=0.0):
     """Stride warping (core.stride_warp): the legs' IK scales each step along
-    the data's travel by the root's travel over the data's (in place)."""
+    the data's travel by the root's travel over the data's (in place); the
+    scale changes by at most ``rate`` a second (0: no limit)."""
     k, u = sw.stride_scale(played.root_pos, sw.data_travel(played.root_pos, played.root_yaw, row_steps,
-                                                           played.rows), dt, played.jumped)
+                                                           played.rows), dt, played.jumped, rate=rate)
     if np.abs(k - 1.0).max() < 1e-6:
         return
     pose = forward_kinematics(skeleton, locs, rots)
