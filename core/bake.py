@@ -684,7 +684,7 @@ def capped_turn(data, correction, cap):
     held within ``cap`` (radians per step) unless the data alone turns faster
     (then a correction may only slow it)."""
     cap = max(cap, abs(data))
-    return float(np.clip(data + correction, -cap, cap))
+    return min(max(float(data + correction), -cap), cap)
 
 
 @dataclass
