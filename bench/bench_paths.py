@@ -61,6 +61,8 @@ BEFORE = {
     "knee_min_bend": 0.0,          # leg IK may straighten a knee fully
     "strafe_warp_rate": 0.0,       # no limit on the strafe warp's turn (it was off anyway)
     "look_ahead": 0.0,             # greedy search
+    "turn_like_data": False,       # corrections may turn the root faster than the data's fastest turn
+    "stride_warp_rate": 0.0,       # no limit on the stride warp's change (it was off anyway)
 }
 # ... and the database as it was built before issue 10 (options of motion_matching.build_database).
 BEFORE_BUILD = {

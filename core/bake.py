@@ -134,6 +134,10 @@ class BakeSettings:
         True, "Stride Warp", "Scale each step's length along the direction of travel by the root's travel over "
         "the played data's (leg IK), so planted feet stay planted when the path asks for another speed than the "
         "data's; off: the data's stride, the feet slide or the lock stretches the legs")
+    stride_warp_rate: float = knob(
+        8.0, "Stride Warp Rate", "The stride warp's scale of the step length changes by at most this much a "
+        "second (a scale that swings fast moves a swinging foot by centimetres a frame and snaps the knee); "
+        "0: no limit", min=0.0, soft_max=20.0)
     knee_min_bend: float = knob(
         np.radians(15.0), "Least Knee Bend", "Leg IK never straightens a knee beyond this bend (or the "
         "animation's own, if straighter): near a straight leg each millimetre of reach turns the knee by degrees, "
@@ -180,6 +184,10 @@ class BakeSettings:
         1.0, "Look Ahead", "Seconds of the path each search looks ahead: candidates are ranked by how well their "
         "own motion follows the path that long and how well they join the step playing now (a jump should not "
         "cut or stretch a stance); 0: greedy, the nearest match only", unit="time", min=0.0, max=MAX_LOOK_AHEAD, soft_max=3.0)
+    turn_like_data: bool = knob(
+        True, "Turn Like the Data", "The root's heading, the path's corrections included, turns no faster in a "
+        "step than the database's own root turns (its 99.9th percentile), unless the played data itself turns "
+        "faster; off: the pull toward the path and the look-ahead's heading mend add to the data's own turn")
     toe_floor: float = None                 # m: toes are kept above this height (None: no floor)
 
     def check(self):
@@ -192,7 +200,7 @@ class BakeSettings:
                                 % (name.replace("_", " "), v))
         if self.keep_window < 0:
             raise BakeError("The keep-playing window cannot be negative.")
-        for name in ("toe_floor_rate", "strafe_warp_rate", "knee_min_bend"):
+        for name in ("toe_floor_rate", "strafe_warp_rate", "knee_min_bend", "stride_warp_rate"):
             v = getattr(self, name)
             if not (np.isfinite(v) and v >= 0):
                 raise BakeError("The bake setting %s must be zero or a positive number (got %s)."
@@ -378,11 +386,12 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
                               _next_rows(db), fps, settings.inertialization_halflife)
     root_quat = _pose_root_bone(skeleton, locs, rots, played.root_pos, played.root_yaw)
     if warp is not None:
-        _turn_upper_body(skeleton, locs, rots, -warp)
+        _turn_upper_body(skeleton, locs, rots, -warp, spine_shares(pose_rotations, _next_rows(db),
+                                                                   _upper_body_chain(skeleton)))
     # 5. Stride warping, foot lock and two-joint IK.
     if settings.stride_warp and skeleton.legs:
         _warp_strides(skeleton, locs, rots, root_quat, played, _row_deltas(db, root_positions, root_quats)[0], dt,
-                      settings.knee_min_bend)
+                      settings.knee_min_bend, settings.stride_warp_rate)
     S = len(ctrl)
     contacts = db.contacts[played.rows] if db.contacts is not None else np.zeros((S, 2), dtype=bool)
     locked = np.zeros((S, 2), dtype=bool)
@@ -422,7 +431,10 @@ def _strafe_warp(sim_yaw, sim_vel, settings, dt):
     return warp
 
 
-def _upper_body_chain(skeleton, length=3):
+SPINE_BONES = 4   # the strafe warp's counter-turn spreads over this many spine bones above the hips
+
+
+def _upper_body_chain(skeleton, length=SPINE_BONES):
     """The spine bones above the hips (the first child of the hips that is not a
     leg, then its first children), up to ``length`` of them."""
     uppers = {leg[0] for leg in skeleton.legs}
@@ -436,19 +448,37 @@ def _upper_body_chain(skeleton, length=3):
     return chain
 
 
-def _turn_upper_body(skeleton, locs, rots, angle):
+def spine_shares(pose_rotations, nxt, chain):
+    """Each bone of ``chain``'s share of the upper body's turn: in proportion to
+    how fast the data itself turns it from a row to the next (the 99.9th
+    percentile), so a stiff bone takes little and none turns much faster than
+    the take ever does. Equal shares when the data holds no steps."""
+    nxt = np.asarray(nxt)
+    rows = np.flatnonzero(nxt != np.arange(len(nxt)))
+    if not len(chain) or not len(rows):
+        return np.full(len(chain), 1.0 / max(len(chain), 1))
+    q = np.asarray(pose_rotations, dtype=np.float64)[:, chain]
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    dots = np.abs(np.sum(q[rows] * q[nxt[rows]], axis=-1))
+    fast = np.percentile(2.0 * np.arccos(np.clip(dots, 0.0, 1.0)), TURN_PERCENTILE, axis=0)
+    return fast / fast.sum() if fast.sum() > 0 else np.full(len(chain), 1.0 / len(chain))
+
+
+def _turn_upper_body(skeleton, locs, rots, angle, shares=None):
     """Turn the upper body about the vertical by ``angle`` (S,) radians, spread
-    evenly over the spine bones, so it faces ``angle`` away from the hips (in place)."""
+    over the spine bones by ``shares`` (None: evenly), so it faces ``angle``
+    away from the hips (in place)."""
     chain = _upper_body_chain(skeleton)
     if not chain:
         return
+    reach = np.cumsum(np.full(len(chain), 1.0 / len(chain)) if shares is None else shares)
     pose = forward_kinematics(skeleton, locs, rots)
     world = tf.matrix_to_quat(pose[:, :, :3, :3])
     offset_q = tf.matrix_to_quat(skeleton.offsets[:, :3, :3])
     z = np.array([0.0, 0.0, 1.0])
     parent_new = world[:, skeleton.hips]
     for k, bone in enumerate(chain):
-        turned = tf.quat_mul(tf.quat_from_axis_angle(z, angle * (k + 1) / len(chain)), world[:, bone])
+        turned = tf.quat_mul(tf.quat_from_axis_angle(z, angle * reach[k]), world[:, bone])
         rots[:, bone] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(parent_new, offset_q[bone])), turned)
         parent_new = turned
 
@@ -624,6 +654,9 @@ class _RootMotion:
         self.alpha = 1.0 - np.exp(-np.log(2.0) / settings.adjustment_halflife * dt)
         # With the look-ahead on, the heading may also be corrected at a small rate of its own.
         self.turn_floor = la.TURN_RATE * dt if settings.look_ahead > 0 else 0.0
+        # The fastest turn a step may take (the data's own, corrections included).
+        self.turn_cap = float(np.percentile(np.abs(self.dyaw), TURN_PERCENTILE)) if settings.turn_like_data \
+            else np.inf
 
     def advance(self, px, py, yaw, row, sim_xy, sim_yaw):
         """One step along the row being left: its own root motion, in our frame,
@@ -644,8 +677,8 @@ class _RootMotion:
         py += ay
         dyw = springs.wrap_angle(sim_yaw - yaw)
         limit_a = ratio * abs(self.dyaw[row]) + self.turn_floor
-        step_a = dyw * alpha
-        yaw += float(np.clip(step_a, -limit_a, limit_a))
+        step_a = float(np.clip(dyw * alpha, -limit_a, limit_a))
+        yaw += capped_turn(self.dyaw[row], step_a, self.turn_cap) - self.dyaw[row]
         return px, py, yaw
 
     def clamped(self, px, py, yaw, ctrl_xy, sim_yaw):
@@ -661,6 +694,17 @@ class _RootMotion:
         if abs(dyw) > self.clamp_a:
             yaw = sim_yaw + np.sign(dyw) * self.clamp_a
         return px, py, yaw
+
+
+TURN_PERCENTILE = 99.9   # the root's fastest turn per step: this percentile of the database's own
+
+
+def capped_turn(data, correction, cap):
+    """A step's whole yaw change: the data's own ``data`` plus ``correction``,
+    held within ``cap`` (radians per step) unless the data alone turns faster
+    (then a correction may only slow it)."""
+    cap = max(cap, abs(data))
+    return min(max(float(data + correction), -cap), cap)
 
 
 @dataclass
@@ -758,11 +802,13 @@ def _inertialize(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps, h
         v = (av_src[i] + v) - av_dst[i]
         px = (pose_locations[src, hips] + px) - pose_locations[r, hips]
         pv = (lin[src] + pv) - lin[r]
-        t = np.arange(1, b - a + 1) * dt
+        # The jump's own step shows the whole offset (what was playing, one data
+        # step on); the fade starts from there (the last value carries on).
+        t = np.arange(0, b - a + 1) * dt
         xs, vs = decay_spring(x[None], v[None], halflife, t[:, None, None])
         ps, pvs = decay_spring(px[None], pv[None], halflife, t[:, None])
-        rots[a:b] = tf.quat_mul(tf.quat_from_rotvec(xs), rots[a:b])
-        locs[a:b, hips] += ps
+        rots[a:b] = tf.quat_mul(tf.quat_from_rotvec(xs[:-1]), rots[a:b])
+        locs[a:b, hips] += ps[:-1]
         x, v, px, pv = xs[-1], vs[-1], ps[-1], pvs[-1]
     return locs, rots
 
@@ -833,11 +879,12 @@ def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, spe
     return rots, locked, count, toes_out
 
 
-def _warp_strides(skeleton, locs, rots, root_quat, played, row_steps, dt, min_bend=0.0):
+def _warp_strides(skeleton, locs, rots, root_quat, played, row_steps, dt, min_bend=0.0, rate=0.0):
     """Stride warping (core.stride_warp): the legs' IK scales each step along
-    the data's travel by the root's travel over the data's (in place)."""
+    the data's travel by the root's travel over the data's (in place); the
+    scale changes by at most ``rate`` a second (0: no limit)."""
     k, u = sw.stride_scale(played.root_pos, sw.data_travel(played.root_pos, played.root_yaw, row_steps,
-                                                           played.rows), dt, played.jumped)
+                                                           played.rows), dt, played.jumped, rate=rate)
     if np.abs(k - 1.0).max() < 1e-6:
         return
     pose = forward_kinematics(skeleton, locs, rots)

@@ -85,8 +85,9 @@ def two_bone_ik(hip, knee, ankle, target, pole, max_extension=0.9999,
     - ``pole_blend`` > 0: while the knee is off the line by less than
       ``pole_blend * thigh``, the bend side is blended from the knee's own toward
       the pole's (all pole at a straight leg), so a nearly straight leg whose knee
-      wavers from side to side (or bends backwards) does not bend a held foot's
-      knee toward each waver in turn.
+      wavers from side to side does not bend a held foot's knee toward each waver
+      in turn; a knee bent backwards counts only by its sideways part, so the IK
+      never bends it backwards (nor flips it there and back).
     - Degenerate input (zero-length bones, target on the hip, straight leg, pole
       along the leg) gives finite rotations; no NaN is produced from finite input.
     """
@@ -105,8 +106,14 @@ def two_bone_ik(hip, knee, ankle, target, pole, max_extension=0.9999,
     bent = _norm(knee_side) > straight_tolerance * np.maximum(a, _TINY)
     w0 = np.where(bent, _unit(knee_side, u0), _perp_unit(pole, u0))
     if pole_blend > 0:
-        share = np.clip(_norm(knee_side) / (pole_blend * np.maximum(a, _TINY)), 0.0, 1.0)
-        w0 = _unit(share * w0 + (1.0 - share) * _perp_unit(pole, u0), _perp_unit(pole, u0))
+        # A knee bent backwards (against the pole) counts only by its sideways
+        # part: blending a backward side with the pole's would pass through no
+        # side at all and flip the knee between the two from one step to the next.
+        side_p = _perp_unit(pole, u0)
+        knee_side = knee_side - np.minimum(_dot(knee_side, side_p), 0.0) * side_p
+        own = knee_side / (pole_blend * np.maximum(a, _TINY))
+        own = own / np.maximum(_norm(own), 1.0)        # its share: up to 1 at pole_blend * thigh off the line
+        w0 = _unit(own + (1.0 - _norm(own)) * side_p, side_p)
     w0 = _perp_unit(w0, u0)  # exact orthogonality, whichever branch
     n0 = np.cross(u0, w0)  # hinge axis
 

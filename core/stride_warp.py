@@ -15,6 +15,8 @@ there (core.bake); heights are left alone.
 
 import numpy as np
 
+from .leg_release import slew_limited
+
 STRIDE_WINDOW = 0.2          # s: the travel compared is summed over this centred window
 STRIDE_SPEED = (0.15, 0.4)   # m/s of the data's travel over which the warp fades in
 STRIDE_RANGE = (0.6, 1.6)    # the step length is scaled by at most these factors
@@ -37,13 +39,17 @@ def _window_sum(v, half):
 
 
 def stride_scale(root_pos, data_steps, dt, jumped=None, window=STRIDE_WINDOW, speeds=STRIDE_SPEED,
-                 limits=STRIDE_RANGE):
+                 limits=STRIDE_RANGE, rate=0.0):
     """Per step: the scale ``k`` (S,) of the step length and the data's unit
     direction of travel (S, 2). ``root_pos`` (S, 2 or 3) the baked root;
     ``data_steps`` (S, 2) the data's own travel from each step to the next;
     ``jumped`` (S,) the steps where the played row jumped (None: none). Where
     most steps of the window jump, the pose hardly plays its own steps (a
-    frozen pose), so there is no stride to scale."""
+    frozen pose), so there is no stride to scale. ``rate`` > 0: the scale
+    changes by at most this much a second (a swinging toe half a metre from
+    the root moves by the change times that distance, so a scale that swings
+    from its least to its most in a few steps, as the speeds of a start or a
+    jump change, snaps the knee)."""
     root = np.asarray(root_pos, dtype=np.float64)[:, :2]
     actual = np.diff(root, axis=0, append=root[-1:])
     actual[-1] = actual[-2] if len(actual) > 1 else 0.0
@@ -58,7 +64,10 @@ def stride_scale(root_pos, data_steps, dt, jumped=None, window=STRIDE_WINDOW, sp
     if jumped is not None:
         playing = 1.0 - _window_sum(np.asarray(jumped, dtype=np.float64)[:, None], half)[:, 0] * dt / span
         fade *= np.clip((playing - PLAYING[0]) / (PLAYING[1] - PLAYING[0]), 0.0, 1.0)
-    return 1.0 + (k - 1.0) * fade, u
+    k = 1.0 + (k - 1.0) * fade
+    if rate > 0 and len(k):
+        k = slew_limited(k, rate * dt)
+    return k, u
 
 
 def warped_toes(toes, root_pos, k, u):
