@@ -182,7 +182,7 @@ class BakeSettings:
         "own motion follows the path that long and how well they join the step playing now (a jump should not "
         "cut or stretch a stance); 0: greedy, the nearest match only", unit="time", min=0.0, max=MAX_LOOK_AHEAD, soft_max=3.0)
     time_warp: float = knob(
-        0.0, "Time Warp", "Play the data up to this much faster or slower to meet the speed the path asks for "
+        0.2, "Time Warp", "Play the data up to this much faster or slower to meet the speed the path asks for "
         "(0.2: rates 0.8-1.25; poses blended between frames), so the pull toward the path drags the feet less; "
         "0: off, the data's own speed", unit="factor", min=0.0, max=twp.MAX_TIME_WARP)
     toe_floor: float = None                 # m: toes are kept above this height (None: no floor)

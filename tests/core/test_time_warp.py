@@ -78,7 +78,7 @@ def _advance_and_pull(result):
 
 def test_a_faster_path_plays_the_rows_faster_and_pulls_the_root_less(walk):
     path = _path(1.2 * SPEED)
-    off = _bake(walk, path)
+    off = _bake(walk, path, time_warp=0.0)
     on = _bake(walk, path, time_warp=0.25)
     rows_off, pull_off = _advance_and_pull(off)
     rows_on, pull_on = _advance_and_pull(on)
@@ -162,7 +162,7 @@ def test_the_knob_off_gives_the_bake_before_time_warping(monkeypatch):
     # The bake of a weaving path at 1.2x the data's speed, as the code before the time warp
     # baked it (commit 97cb3f5): figures taken from that code.
     monkeypatch.setattr(twp, "TimeWarp", None)      # off: the warp is never made
-    off = _bake(_database(10.0), _path(1.2 * SPEED, weave=0.3))
+    off = _bake(_database(10.0), _path(1.2 * SPEED, weave=0.3), time_warp=0.0)
     assert (int(off.rows.sum()), int(off.jumped.sum()), int(off.searched.sum())) == OLD_ROWS
     assert float(np.abs(off.root_pos).sum()) == pytest.approx(OLD_ROOT, abs=1e-9)
     assert float(np.abs(off.rotations).sum()) == pytest.approx(OLD_ROTATIONS, abs=1e-9)
