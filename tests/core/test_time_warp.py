@@ -16,10 +16,16 @@ TURN_PER_ROW = 0.05    # rad of the hips' rotation per row
 LOC_PER_ROW = 0.01     # m of the hips' location per row
 
 
-def _database(seconds=30.0):
+def _database(seconds=30.0, varied=False):
+    """The walk; ``varied``: its speed and heading wander (no two rows alike, so
+    the search's choices do not hang on rounding)."""
     n = int(seconds * FPS)
-    pos = np.column_stack([np.zeros(n), -SPEED * np.arange(n) / FPS, np.zeros(n)])
-    yaw = np.zeros(n)
+    t = np.arange(n) / FPS
+    speed = SPEED + (0.5 * np.sin(0.7 * t) if varied else 0.0)
+    yaw = 0.4 * np.sin(0.3 * t) if varied else np.zeros(n)
+    step = speed / FPS
+    pos = np.column_stack([np.concatenate([[0.0], np.cumsum(np.sin(yaw) * step)[:-1]]),
+                           np.concatenate([[0.0], np.cumsum(-np.cos(yaw) * step)[:-1]]), np.zeros(n)])
     times = [1.0 / 3.0, 2.0 / 3.0, 1.0]
     spec = ft.FeatureSpec(groups=[ft.FeatureGroup("trajectory_positions", "trajectory_position", times_s=times),
                                   ft.FeatureGroup("trajectory_directions", "trajectory_direction", times_s=times)])
@@ -32,7 +38,7 @@ def _database(seconds=30.0):
                      raw=raw, clip_index=np.zeros(n, dtype=np.int32), frame_index=np.arange(n, dtype=np.int32),
                      valid=ft.clip_valid_rows(spec, n, FPS), excluded=np.zeros(n, dtype=bool), clip_names=["walk"],
                      clip_fps=np.array([FPS]), clip_offsets=np.array([0, n], dtype=np.int64), contacts=contacts)
-    quats = np.column_stack([np.ones(n), np.zeros((n, 3))])
+    quats = np.column_stack([np.cos(yaw / 2), np.zeros((n, 2)), np.sin(yaw / 2)])
     skeleton = bake.BakeSkeleton(names=["root", "hips"], parents=np.array([-1, 0]),
                                  offsets=np.tile(np.eye(4), (2, 1, 1)), root=0, hips=1, legs=[])
     locs = np.zeros((n, 2, 3), dtype=np.float32)
@@ -53,6 +59,20 @@ def _bake(data, path, **settings):
                      root_positions=pos, root_quats=quats)
 
 
+def _bake_on(data, path, **settings):
+    """A bake that starts near the clip's start and plays on without a jump (the
+    rows of the uniform walk are all alike: only the first may be searched, and a
+    jump must beat playing on by a wide margin)."""
+    db, skeleton, locs, rots, pos, quats = data
+    allowed = np.zeros(db.num_rows, dtype=bool)
+    allowed[:30] = True
+    settings = bake.BakeSettings(look_ahead=0.0, jump_cost_margin=5.0, **settings)
+    result = bake.bake(db, locs, rots, skeleton, path, None, settings=settings, root_positions=pos,
+                       root_quats=quats, allowed=allowed, playable=np.ones(db.num_rows, dtype=bool))
+    assert not result.jumped.any()
+    return result
+
+
 def _path(speed, seconds=4.0, weave=0.0):
     t = np.arange(int(seconds * FPS)) / FPS
     return np.column_stack([weave * np.sin(t), -speed * t, np.zeros(len(t))])
@@ -68,7 +88,6 @@ SPAN = slice(90, 180)       # after the rate has eased in, before the path's end
 
 def _advance_and_pull(result):
     """(rows advanced per step, root speed over the played data's speed) over SPAN."""
-    assert not result.jumped[SPAN].any()
     pos = _played_position(result)[SPAN]
     rows_per_step = (pos[-1] - pos[0]) / (len(pos) - 1)
     root = result.root_pos[SPAN, :2]
@@ -78,11 +97,11 @@ def _advance_and_pull(result):
 
 def test_a_faster_path_plays_the_rows_faster_and_pulls_the_root_less(walk):
     path = _path(1.2 * SPEED)
-    off = _bake(walk, path, time_warp=0.0)
-    on = _bake(walk, path, time_warp=0.25)
+    off = _bake_on(walk, path, time_warp=0.0)
+    on = _bake_on(walk, path, time_warp=0.25)
     rows_off, pull_off = _advance_and_pull(off)
     rows_on, pull_on = _advance_and_pull(on)
-    assert rows_off == pytest.approx(1.0, abs=1e-6)
+    assert rows_off == pytest.approx(1.0, abs=1e-3)
     assert rows_on == pytest.approx(1.2, abs=0.03)
     # Off, the pull toward the path adds a fifth to the data's motion; on, hardly anything.
     assert pull_off == pytest.approx(1.2, abs=0.03)
@@ -93,10 +112,8 @@ def test_a_faster_path_plays_the_rows_faster_and_pulls_the_root_less(walk):
 
 
 def test_the_rate_stays_within_the_knob_and_changes_gently(walk):
-    on = _bake(walk, _path(1.5 * SPEED), time_warp=0.2)
-    span = slice(150, 215)          # between the search's jumps (the data is slower than the path)
-    assert not on.jumped[span].any()
-    steps = np.diff(_played_position(on))[span]
+    on = _bake_on(walk, _path(1.5 * SPEED), time_warp=0.2)
+    steps = np.diff(_played_position(on))[SPAN]
     lo, hi = twp.rate_limits(0.2)
     assert steps.max() <= hi + 1e-4 and steps.max() > hi - 0.01
     # The rate's change per step is limited (RATE_SLEW per second): a sudden ask of twice the
@@ -108,7 +125,7 @@ def test_the_rate_stays_within_the_knob_and_changes_gently(walk):
 
 
 def test_resampled_poses_lie_between_their_rows(walk):
-    on = _bake(walk, _path(1.2 * SPEED), time_warp=0.25)
+    on = _bake_on(walk, _path(1.2 * SPEED), time_warp=0.25)
     pos = _played_position(on)[SPAN]
     turn = 2.0 * np.arctan2(on.rotations[SPAN, 1, 3], on.rotations[SPAN, 1, 0])
     # Played between rows (not only whole rows), location and rotation at the same place
@@ -159,18 +176,19 @@ def test_no_warp_where_the_data_stands_still():
 
 
 def test_the_knob_off_gives_the_bake_before_time_warping(monkeypatch):
-    # The bake of a weaving path at 1.2x the data's speed, as the code before the time warp
+    # The bake of a weaving path at 1.2x over a walk whose speed and heading wander (no ties:
+    # the same on numpy 1.26 and 2.x), as the code before the time warp
     # baked it (commit 97cb3f5): figures taken from that code.
     monkeypatch.setattr(twp, "TimeWarp", None)      # off: the warp is never made
-    off = _bake(_database(10.0), _path(1.2 * SPEED, weave=0.3), time_warp=0.0)
+    off = _bake(_database(20.0, varied=True), _path(1.2 * SPEED, weave=0.3), time_warp=0.0)
     assert (int(off.rows.sum()), int(off.jumped.sum()), int(off.searched.sum())) == OLD_ROWS
     assert float(np.abs(off.root_pos).sum()) == pytest.approx(OLD_ROOT, abs=1e-9)
     assert float(np.abs(off.rotations).sum()) == pytest.approx(OLD_ROTATIONS, abs=1e-9)
 
 
-OLD_ROWS = (74900, 1, 24)               # sum of rows played, jumps, searches
-OLD_ROOT = 607.4457241488466
-OLD_ROTATIONS = 566.4651640648742
+OLD_ROWS = (143090, 10, 24)              # sum of rows played, jumps, searches
+OLD_ROOT = 609.7527921953033
+OLD_ROTATIONS = 551.7407146121456
 
 
 def test_a_time_warp_out_of_range_is_refused():
