@@ -61,6 +61,7 @@ BEFORE = {
     "knee_min_bend": 0.0,          # leg IK may straighten a knee fully
     "strafe_warp_rate": 0.0,       # no limit on the strafe warp's turn (it was off anyway)
     "look_ahead": 0.0,             # greedy search
+    "time_warp": 0.0,              # rows played at the data's own speed
     "turn_like_data": False,       # corrections may turn the root faster than the data's fastest turn
     "stride_warp_rate": 0.0,       # no limit on the stride warp's change (it was off anyway)
 }

@@ -36,6 +36,7 @@ from . import look_ahead as la
 from . import metrics
 from . import springs
 from . import stride_warp as sw
+from . import time_warp as twp
 from . import transforms as tf
 from . import virtual_root as vr
 from .errors import MotionMatchingError
@@ -188,6 +189,10 @@ class BakeSettings:
         True, "Turn Like the Data", "The root's heading, the path's corrections included, turns no faster in a "
         "step than the database's own root turns (its 99.9th percentile), unless the played data itself turns "
         "faster; off: the pull toward the path and the look-ahead's heading mend add to the data's own turn")
+    time_warp: float = knob(
+        0.2, "Time Warp", "Play the data up to this much faster or slower to meet the speed the path asks for "
+        "(0.2: rates 0.8-1.25; poses blended between frames), so the pull toward the path drags the feet less; "
+        "0: off, the data's own speed", unit="factor", min=0.0, max=twp.MAX_TIME_WARP)
     toe_floor: float = None                 # m: toes are kept above this height (None: no floor)
 
     def check(self):
@@ -209,6 +214,8 @@ class BakeSettings:
             raise BakeError("The jump margin must be zero or a positive number (got %s)." % self.jump_cost_margin)
         if not (np.isfinite(self.look_ahead) and 0 <= self.look_ahead <= MAX_LOOK_AHEAD):
             raise BakeError("The look-ahead must be from 0 to %g seconds (got %s)." % (MAX_LOOK_AHEAD, self.look_ahead))
+        if not (np.isfinite(self.time_warp) and 0 <= self.time_warp <= twp.MAX_TIME_WARP):
+            raise BakeError("The time warp must be from 0 to %g (got %s)." % (twp.MAX_TIME_WARP, self.time_warp))
 
 
 def knobs():
@@ -379,19 +386,26 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
                        sim, sim_yaw, root_positions, root_quats, fps,
                        lambda: body_turn(skeleton, pose_locations, pose_rotations, root_quats), playable)
     # 2 and 4. The rows played (searches, jumps) and the root, step by step.
-    played = yield from _play_rows(db, ctrl, sim.positions, sim_yaw, sim.velocities, matcher,
-                                   _RootMotion(db, root_positions, root_quats, settings, dt), settings, fps)
-    # 3. The pose: the played rows' channels with inertialization at jumps.
-    locs, rots = _inertialize(pose_locations, pose_rotations, played.rows, played.jumped, skeleton.hips,
-                              _next_rows(db), fps, settings.inertialization_halflife)
+    root = _RootMotion(db, root_positions, root_quats, settings, dt)
+    played = yield from _play_rows(db, ctrl, sim.positions, sim_yaw, sim.velocities, matcher, root, settings, fps,
+                                   _time_warp(db, root, sim.velocities, settings, fps))
+    # 3. The pose: the played rows' channels (blended between rows when time-warped) with inertialization at jumps.
+    row_steps = _row_deltas(db, root_positions, root_quats)[0]
+    if played.phase is None:
+        locs, rots = _inertialize(pose_locations, pose_rotations, played.rows, played.jumped, skeleton.hips,
+                                  _next_rows(db), fps, settings.inertialization_halflife)
+    else:
+        played, row_steps, locs, rots = _warped_pose(db, pose_locations, pose_rotations, played, row_steps,
+                                                     skeleton.hips, fps, settings.inertialization_halflife)
     root_quat = _pose_root_bone(skeleton, locs, rots, played.root_pos, played.root_yaw)
     if warp is not None:
         _turn_upper_body(skeleton, locs, rots, -warp, spine_shares(pose_rotations, _next_rows(db),
                                                                    _upper_body_chain(skeleton)))
     # 5. Stride warping, foot lock and two-joint IK.
     if settings.stride_warp and skeleton.legs:
-        _warp_strides(skeleton, locs, rots, root_quat, played, _row_deltas(db, root_positions, root_quats)[0], dt,
-                      settings.knee_min_bend, settings.stride_warp_rate)
+        _warp_strides(skeleton, locs, rots, root_quat, played if played.phase is None else
+                      replace(played, rows=np.arange(len(ctrl))), row_steps, dt, settings.knee_min_bend,
+                      settings.stride_warp_rate)
     S = len(ctrl)
     contacts = db.contacts[played.rows] if db.contacts is not None else np.zeros((S, 2), dtype=bool)
     locked = np.zeros((S, 2), dtype=bool)
@@ -560,7 +574,7 @@ class _Matcher:
         query[bone_cols] = db.raw[cur, bone_cols] if cur is not None else db.norm.mean[bone_cols]
         return ((query - db.norm.mean) / db.norm.scale) * self.weights
 
-    def played(self, row, root):
+    def played(self, row, root, rate=1.0, moved_on=None):
         """Note the row played on a step and the root (x, y, yaw) (the greedy search needs no history)."""
 
     def search(self, s, cur, can_continue, root=None):
@@ -593,8 +607,8 @@ class _LookAheadMatcher(_Matcher):
         self.features = np.asarray(db.features[self.rows], dtype=np.float64)
         self.row_clips = db.clip_index[self.rows]
 
-    def played(self, row, root):
-        self.ahead.played(row, root)
+    def played(self, row, root, rate=1.0, moved_on=None):
+        self.ahead.played(row, root, rate, moved_on)
 
     def search(self, s, cur, can_continue, root=None):
         qn = self.normalized_query(s, cur)
@@ -658,15 +672,19 @@ class _RootMotion:
         self.turn_cap = float(np.percentile(np.abs(self.dyaw), TURN_PERCENTILE)) if settings.turn_like_data \
             else np.inf
 
-    def advance(self, px, py, yaw, row, sim_xy, sim_yaw):
-        """One step along the row being left: its own root motion, in our frame,
-        then the pull toward the spring character (at most ratio * own motion)."""
+    def advance(self, px, py, yaw, row, sim_xy, sim_yaw, rate=1.0):
+        """One step along the row being left: its own root motion (times the
+        time warp's ``rate``), in our frame, then the pull toward the spring
+        character (at most ratio * own motion)."""
         c, sn = np.cos(yaw), np.sin(yaw)
         lx, ly = self.dpos[row, 0], self.dpos[row, 1]
+        dyaw_row = self.dyaw[row]
+        if rate != 1.0:
+            lx, ly, dyaw_row = lx * rate, ly * rate, dyaw_row * rate
         vx, vy = c * lx - sn * ly, sn * lx + c * ly
         px += vx
         py += vy
-        yaw += self.dyaw[row]
+        yaw += dyaw_row
         alpha, ratio = self.alpha, self.ratio * self.share[row]
         ax, ay = (sim_xy[0] - px) * alpha, (sim_xy[1] - py) * alpha
         limit = ratio * np.hypot(vx, vy)
@@ -676,9 +694,9 @@ class _RootMotion:
         px += ax
         py += ay
         dyw = springs.wrap_angle(sim_yaw - yaw)
-        limit_a = ratio * abs(self.dyaw[row]) + self.turn_floor
+        limit_a = ratio * abs(dyaw_row) + self.turn_floor
         step_a = float(np.clip(dyw * alpha, -limit_a, limit_a))
-        yaw += capped_turn(self.dyaw[row], step_a, self.turn_cap) - self.dyaw[row]
+        yaw += capped_turn(dyaw_row, step_a, self.turn_cap) - dyaw_row
         return px, py, yaw
 
     def clamped(self, px, py, yaw, ctrl_xy, sim_yaw):
@@ -717,6 +735,8 @@ class _Played:
     cost: np.ndarray
     root_pos: np.ndarray
     root_yaw: np.ndarray
+    phase: np.ndarray = None     # (S,) time warp: share of the way to the next row (None: off)
+    rate: np.ndarray = None      # (S,) time warp: rows advanced on the step
 
 
 def _sharp_change(want_v, v, settings):
@@ -726,10 +746,11 @@ def _sharp_change(want_v, v, settings):
             or (np.hypot(*v) > 0.3 and np.hypot(*want_v) > 0.3 and abs(turn) > settings.force_search_angle))
 
 
-def _play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps):
+def _play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps, warp=None):
     """Stages 2 and 4, step by step: search on schedule, at a clip end, or when
     the wanted motion changes sharply; a best row close to the playing one is no
-    jump; the root follows. A generator yielding progress (up to 0.8), returning
+    jump; the root follows. ``warp`` (core.time_warp.TimeWarp or None) sets the
+    playback rate. A generator yielding progress (up to 0.8), returning
     :class:`_Played`."""
     S = len(ctrl)
     nxt = _next_rows(db)
@@ -745,12 +766,17 @@ def _play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps
     yaw = float(sim_yaw[0])
     last_search = -interval
     want_v = sim_vel[0, :2].copy()
+    phase, rates, rate = (None, None, 1.0) if warp is None else (np.zeros(S), np.ones(S), 1.0)
     for s in range(S):
         if s % 256 == 0:
             yield 0.8 * s / S
         if cur is not None:
-            px, py, yaw = root.advance(px, py, yaw, cur, sim_pos[s], sim_yaw[s])
-            cur = int(nxt[cur]) if nxt[cur] != cur else cur
+            rate = 1.0 if warp is None else warp.step_rate(s, cur)
+            px, py, yaw = root.advance(px, py, yaw, cur, sim_pos[s], sim_yaw[s], rate)
+            if warp is None:
+                cur = int(nxt[cur]) if nxt[cur] != cur else cur
+            else:
+                cur = warp.advance(cur)
         px, py, yaw = root.clamped(px, py, yaw, ctrl[s], sim_yaw[s])
         v = sim_vel[s, :2]
         at_end = cur is not None and (nxt[cur] == cur or not matcher.playable[cur])
@@ -766,13 +792,43 @@ def _play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps
                 if cur is not None:
                     jumped[s] = True
                 cur = int(best)
+                if warp is not None:
+                    warp.restart()
         elif s > 0:
             cost[s] = cost[s - 1]
         rows[s] = cur
-        matcher.played(cur, (px, py, yaw))
+        if warp is None:
+            matcher.played(cur, (px, py, yaw))
+        else:
+            matcher.played(cur, (px, py, yaw), rate=rate, moved_on=not jumped[s])
+            phase[s], rates[s] = warp.phase, rate
         root_pos[s] = (px, py, 0.0)
         root_yaw[s] = yaw
-    return _Played(rows=rows, searched=searched, jumped=jumped, cost=cost, root_pos=root_pos, root_yaw=root_yaw)
+    return _Played(rows=rows, searched=searched, jumped=jumped, cost=cost, root_pos=root_pos, root_yaw=root_yaw,
+                   phase=phase, rate=rates)
+
+
+def _time_warp(db, root, sim_vel, settings, fps):
+    """The playback rate's state (core.time_warp), or None when the knob is off."""
+    if not settings.time_warp > 0:
+        return None
+    speeds = twp.row_speeds(root.dpos, db.clip_index, db.clip_offsets, fps)
+    wanted = np.hypot(sim_vel[:, 0], sim_vel[:, 1])
+    return twp.TimeWarp(speeds, _next_rows(db), wanted, settings.time_warp, 1.0 / fps)
+
+
+def _warped_pose(db, pose_locations, pose_rotations, played, row_steps, hips, fps, halflife):
+    """Stage 3 under the time warp: poses blended at each step's playback
+    position, inertialized at jumps. Returns (played with the nearest rows,
+    the data's own ground travel of each step into the next (S, 3), locations,
+    rotations)."""
+    nxt = _next_rows(db)
+    vlocs, vrots, vrows, vnxt = twp.warped_rows(pose_locations, pose_rotations, played.rows, played.phase,
+                                                played.rate, nxt)
+    locs, rots = _inertialize(vlocs, vrots, vrows, played.jumped, hips, vnxt, fps, halflife)
+    ahead = np.append(played.rate[1:], played.rate[-1:])           # the rate of the step into the next
+    steps = row_steps[played.rows] * ahead[:, None]
+    return replace(played, rows=twp.nearest_rows(played.rows, played.phase, nxt)), steps, locs, rots
 
 
 def _inertialize(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps, halflife):

@@ -135,11 +135,12 @@ class LookAhead:
         self.since_jump = 10 ** 9           # steps since the played rows last jumped
         self._gathered_for, self._gathered = None, None
 
-    def played(self, row, root):
+    def played(self, row, root, rate=1.0, moved_on=None):
         """Note the row played on this step and where the root is (the bake's own
         time in each foot's state, and how far the root has been moved, beyond
         the rows' own motion, since each planted foot planted). Plain Python:
-        this runs on every step."""
+        this runs on every step. Under a time warp, ``rate`` scales the rows'
+        motion and ``moved_on`` says the rows played on (no jump)."""
         c = self.contact_list[row]
         if self.played_contacts is None:
             self.played_time = [int(v) for v in self.in_state[row]]
@@ -147,6 +148,8 @@ class LookAhead:
             prow, px, py, pyaw = self.last
             cs, sn = math.cos(pyaw), math.sin(pyaw)
             lx, ly = self.step_list[prow]
+            if rate != 1.0:
+                lx, ly = lx * rate, ly * rate
             mx = root[0] - px - (cs * lx - sn * ly)
             my = root[1] - py - (sn * lx + cs * ly)
             for f in range(2):
@@ -154,7 +157,8 @@ class LookAhead:
                 self.played_time[f] = min(self.played_time[f] + 1, self.cap) if same else 0
                 self.drift[f] = [self.drift[f][0] + mx, self.drift[f][1] + my] if same and c[f] else [0.0, 0.0]
         if self.last is not None:
-            self.since_jump = 0 if row != self.last[0] + 1 else self.since_jump + 1
+            on = row == self.last[0] + 1 if moved_on is None else moved_on
+            self.since_jump = self.since_jump + 1 if on else 0
         self.played_contacts = c
         self.last = (row, root[0], root[1], root[2])
 

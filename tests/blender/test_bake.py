@@ -80,6 +80,21 @@ def test_look_ahead_reaches_the_bake(take_on_path, bake):
     assert scene_greedy["contact_sliding_m"] == pytest.approx(greedy["contact_sliding_m"], abs=1e-9)
 
 
+def test_time_warp_reaches_the_bake(take_on_path, bake):
+    take_on_path()
+    core_bake = H.addon_module("core.bake")
+    assert core_bake.BakeSettings().time_warp == pytest.approx(0.2)     # on by default (chosen on the path suite)
+    warped = bake("warped.json")
+    plain = bake("plain.json", time_warp=0.0)
+    # Rows played faster or slower: other rows, jumps and contact sliding.
+    assert (warped["jumps"], warped["contact_sliding_m"]) != (plain["jumps"], plain["contact_sliding_m"])
+    # The scene's setting does what the option does.
+    bpy.context.scene.motion_matching.bake_settings.time_warp = 0.0
+    scene_plain = bake("scene_plain.json")
+    assert scene_plain["jumps"] == plain["jumps"] and scene_plain["searches"] == plain["searches"]
+    assert scene_plain["contact_sliding_m"] == pytest.approx(plain["contact_sliding_m"], abs=1e-9)
+
+
 def test_every_bake_knob_is_an_option_and_a_scene_setting():
     core_bake = H.addon_module("core.bake")
     names = [k.ui_name for k in core_bake.knobs()]
