@@ -288,8 +288,13 @@ def export_gltf(obj, mesh, path):
     import bpy
 
     _select_only([obj, mesh])
-    result = bpy.ops.export_scene.gltf(filepath=path, export_format="GLB", use_selection=True,
-                                       export_animations=False)
+    # The exporter sets the context window's scene; name the window manager's own
+    # window and screen (Blender 4.2 in background crashed here now and then after
+    # earlier files were opened in the same process).
+    window = bpy.context.window_manager.windows[0]
+    with bpy.context.temp_override(window=window, screen=window.screen, scene=bpy.context.scene):
+        result = bpy.ops.export_scene.gltf(filepath=path, export_format="GLB", use_selection=True,
+                                           export_animations=False)
     if result != {"FINISHED"}:
         raise RuntimeError("glTF export failed: %s" % result)
 
