@@ -257,3 +257,25 @@ def write_bone_transforms(action, obj, name, frames, basis, write_location=True)
     if write_location:
         compat.write_channels(action, obj, bone_path(name, "location"), frames, basis[:, :3, 3], group=name)
     compat.write_channels(action, obj, bone_path(name, "rotation_quaternion"), frames, quats, group=name)
+
+
+def fk_world(obj, names, parents, fk, wanted, frames, basis_of):
+    """World positions (F, K, 3) of the bones ``wanted`` and the world matrices
+    (F, 4, 4) of the last of them, by forward kinematics on ``fk`` (indices of
+    ``wanted`` and their ancestors, parents first) a block of frames at a time;
+    ``basis_of(f0, f1)``: the (f1 - f0, len(fk), 4, 4) pose bases of the fk bones."""
+    slot = {int(j): k for k, j in enumerate(fk)}
+    fk_names = [names[j] for j in fk]
+    fk_parents = np.array([slot[int(parents[j])] if parents[j] >= 0 else -1 for j in fk], dtype=np.int64)
+    rest = rest_matrices(obj.data, fk_names)
+    offsets = rest_offsets(obj.data, fk_names)
+    matrix_world = np.asarray(obj.matrix_world, dtype=np.float64)
+    want = [slot[names.index(n)] for n in wanted]
+    positions, last = np.empty((frames, len(wanted), 3)), np.empty((frames, 4, 4))
+    chunk = max(1, (1 << 16) // max(len(fk), 1))
+    for f0 in range(0, frames, chunk):
+        f1 = min(frames, f0 + chunk)
+        world = matrix_world @ tf.pose_fk(fk_parents, rest, basis_of(f0, f1), offsets)
+        positions[f0:f1] = world[:, want][:, :, :3, 3]
+        last[f0:f1] = world[:, want[-1]]
+    return positions, last

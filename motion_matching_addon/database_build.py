@@ -203,21 +203,8 @@ def sample_action(scene, action, obj, names, parents, wanted, frames=None):
             if k is not None:
                 fk_loc[:, k], fk_quat[:, k], fk_scale[:, k] = loc[:, i], quat[:, i], scale[:, i]
         del loc, quat, scale
-    fk_names = [names[j] for j in fk]
-    fk_parents = np.array([slot[int(parents[j])] if parents[j] >= 0 else -1 for j in fk], dtype=np.int64)
-    rest = armature_data.rest_matrices(obj.data, fk_names)
-    offsets = armature_data.rest_offsets(obj.data, fk_names)
-    matrix_world = np.asarray(obj.matrix_world, dtype=np.float64)
-    want = [slot[names.index(n)] for n in wanted]
-    positions = np.empty((F, len(wanted), 3))
-    last = np.empty((F, 4, 4))
-    chunk = max(1, (1 << 16) // max(K, 1))
-    for f0 in range(0, F, chunk):
-        f1 = min(F, f0 + chunk)
-        basis = armature_data.basis_matrices(fk_loc[f0:f1], fk_quat[f0:f1], fk_scale[f0:f1])
-        world = matrix_world @ tf.pose_fk(fk_parents, rest, basis, offsets)
-        positions[f0:f1] = world[:, want][:, :, :3, 3]
-        last[f0:f1] = world[:, want[-1]]
+    positions, last = armature_data.fk_world(obj, names, parents, fk, wanted, F, lambda f0, f1: (
+        armature_data.basis_matrices(fk_loc[f0:f1], fk_quat[f0:f1], fk_scale[f0:f1])))
     return frames, (loc32, quat32), positions, last
 
 

@@ -40,23 +40,8 @@ def _fk(obj, names, parents, wanted, fk, loc, quat):
     """World positions (F, K, 3) of the bones ``wanted`` and the world matrices
     (F, 4, 4) of the last of them, from every bone's channels (unit scale);
     ``fk``: indices of ``wanted`` and their ancestors, parents first."""
-    slot = {int(j): k for k, j in enumerate(fk)}
-    fk_names = [names[j] for j in fk]
-    fk_parents = np.array([slot[int(parents[j])] if parents[j] >= 0 else -1 for j in fk], dtype=np.int64)
-    rest = armature_data.rest_matrices(obj.data, fk_names)
-    offsets = armature_data.rest_offsets(obj.data, fk_names)
-    matrix_world = np.asarray(obj.matrix_world, dtype=np.float64)
-    want = [slot[names.index(n)] for n in wanted]
-    F = loc.shape[0]
-    positions, last = np.empty((F, len(wanted), 3)), np.empty((F, 4, 4))
-    chunk = max(1, (1 << 16) // max(len(fk), 1))
-    for f0 in range(0, F, chunk):
-        f1 = min(F, f0 + chunk)
-        basis = tf.compose(loc[f0:f1, fk].astype(np.float64), tf.quat_to_matrix(quat[f0:f1, fk].astype(np.float64)))
-        world = matrix_world @ tf.pose_fk(fk_parents, rest, basis, offsets)
-        positions[f0:f1] = world[:, want][:, :, :3, 3]
-        last[f0:f1] = world[:, want[-1]]
-    return positions, last
+    return armature_data.fk_world(obj, names, parents, fk, wanted, loc.shape[0], lambda f0, f1: tf.compose(
+        loc[f0:f1, fk].astype(np.float64), tf.quat_to_matrix(quat[f0:f1, fk].astype(np.float64))))
 
 
 def mirrored_take(obj, names, parents, wanted, fk, channels, pairs, root):

@@ -65,34 +65,20 @@ def test_jump_margin_plays_longer_pieces(take_on_path, bake):
     assert held["searches"] > 0 and held["tracking_error_max_m"] <= 0.10 + 0.02
 
 
-def test_look_ahead_reaches_the_bake(take_on_path, bake):
+@pytest.mark.parametrize("knob, default", [("look_ahead", 1.0), ("time_warp", 0.2)])
+def test_a_search_knob_reaches_the_bake(take_on_path, bake, knob, default):
     take_on_path()
     core_bake = H.addon_module("core.bake")
-    assert core_bake.BakeSettings().look_ahead > 0        # on by default (chosen on the path suite)
-    ahead = bake("ahead.json")
-    greedy = bake("greedy.json", look_ahead=0.0)
-    # Another search: other rows, other jumps and contact sliding.
-    assert (ahead["jumps"], ahead["contact_sliding_m"]) != (greedy["jumps"], greedy["contact_sliding_m"])
+    assert getattr(core_bake.BakeSettings(), knob) == pytest.approx(default)    # on (chosen on the path suite)
+    on = bake("on.json")
+    off = bake("off.json", **{knob: 0.0})
+    # Another search or playback: other rows, other jumps and contact sliding.
+    assert (on["jumps"], on["contact_sliding_m"]) != (off["jumps"], off["contact_sliding_m"])
     # The scene's setting does what the option does.
-    bpy.context.scene.motion_matching.bake_settings.look_ahead = 0.0
-    scene_greedy = bake("scene_greedy.json")
-    assert scene_greedy["jumps"] == greedy["jumps"] and scene_greedy["searches"] == greedy["searches"]
-    assert scene_greedy["contact_sliding_m"] == pytest.approx(greedy["contact_sliding_m"], abs=1e-9)
-
-
-def test_time_warp_reaches_the_bake(take_on_path, bake):
-    take_on_path()
-    core_bake = H.addon_module("core.bake")
-    assert core_bake.BakeSettings().time_warp == pytest.approx(0.2)     # on by default (chosen on the path suite)
-    warped = bake("warped.json")
-    plain = bake("plain.json", time_warp=0.0)
-    # Rows played faster or slower: other rows, jumps and contact sliding.
-    assert (warped["jumps"], warped["contact_sliding_m"]) != (plain["jumps"], plain["contact_sliding_m"])
-    # The scene's setting does what the option does.
-    bpy.context.scene.motion_matching.bake_settings.time_warp = 0.0
-    scene_plain = bake("scene_plain.json")
-    assert scene_plain["jumps"] == plain["jumps"] and scene_plain["searches"] == plain["searches"]
-    assert scene_plain["contact_sliding_m"] == pytest.approx(plain["contact_sliding_m"], abs=1e-9)
+    setattr(bpy.context.scene.motion_matching.bake_settings, knob, 0.0)
+    scene_off = bake("scene_off.json")
+    assert scene_off["jumps"] == off["jumps"] and scene_off["searches"] == off["searches"]
+    assert scene_off["contact_sliding_m"] == pytest.approx(off["contact_sliding_m"], abs=1e-9)
 
 
 def test_every_bake_knob_is_an_option_and_a_scene_setting():

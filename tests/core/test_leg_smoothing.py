@@ -9,23 +9,14 @@ import pytest
 
 from core import bake, leg_release as lr, path_metrics as pm, stride_warp as sw
 from core import transforms as tf
+from leg_skeleton import leg_skeleton
 
 FPS = 30.0
 DT = 1.0 / FPS
 X = np.array([1.0, 0.0, 0.0])
 Z = np.array([0.0, 0.0, 1.0])
 
-
-def _skeleton():
-    """root, hips, then per leg upper, lower, foot, toe (left on +X), identity rest rotations."""
-    names = ["root", "hips", "l_up", "l_low", "l_foot", "l_toe", "r_up", "r_low", "r_foot", "r_toe"]
-    parents = np.array([-1, 0, 1, 2, 3, 4, 1, 6, 7, 8])
-    offs = [(0, 0, 0), (0, 0, 0.95), (0.1, 0, -0.05), (0, 0, -0.42), (0, 0, -0.40), (0, -0.14, -0.07),
-            (-0.1, 0, -0.05), (0, 0, -0.42), (0, 0, -0.40), (0, -0.14, -0.07)]
-    offsets = np.tile(np.eye(4), (len(names), 1, 1))
-    offsets[:, :3, 3] = offs
-    return bake.BakeSkeleton(names=names, parents=parents, offsets=offsets, root=0, hips=1,
-                             legs=[(2, 3, 4, 5), (6, 7, 8, 9)])
+_skeleton = leg_skeleton
 
 
 def _pose(S, knee):
