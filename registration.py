@@ -4,9 +4,18 @@ unregister in reverse. The one module that may import every layer."""
 
 import bpy
 
-from .motion_matching_addon import bake_settings, handlers, preview, properties, retarget_props
-from .operators import (bake, controller, database, export_baked, import_bvh, retarget, tags, tpose,
-                        virtual_root)
+from .bridge import bake_props as bake_settings, handlers, preview, properties, retarget_props
+from .operators import (
+    bake,
+    controller,
+    database,
+    export_baked,
+    import_bvh,
+    retarget,
+    tags,
+    tpose,
+    virtual_root,
+)
 from .operators import preview as preview_operator
 from .panels import bake_panel, database_panel, import_panel, retarget_panel
 

@@ -51,9 +51,9 @@ def core_times(repeat):
     a random take-sized clip (5562 frames, 23 joints)."""
     import numpy as np
 
-    from core.features import Clip, build_database, default_spec
-    from core.fcurve_eval import BEZIER, LINEAR, evaluate_curves
-    from core.transforms import quat_from_axis_angle
+    from core.database.features import Clip, build_database, default_spec
+    from core.io.fcurve_eval import BEZIER, LINEAR, evaluate_curves
+    from core.maths.transforms import quat_from_axis_angle
 
     rng = np.random.default_rng(0)
     curves = []

@@ -59,7 +59,7 @@ def phases(path):
     import numpy as np
 
     bvh = importlib.import_module(addon_session.MODULE + ".core.bvh")
-    build = importlib.import_module(addon_session.MODULE + ".motion_matching_addon.bvh_build")
+    build = importlib.import_module(addon_session.MODULE + ".bridge.bvh_import")
     bpy.ops.wm.read_homefile(use_empty=True)
     marks = [time.perf_counter()]
     data = bvh.read_bvh(path)

@@ -73,7 +73,7 @@ CHECK_TOLERANCE = 1e-4    # m
 
 
 def scenario_of(name):
-    from core import scenario as sc
+    from core.io import scenario as sc
 
     if name in sc.BUILTINS:
         return sc.builtin(name), None
@@ -97,9 +97,9 @@ def setup(walk_query, mirror_takes=None):
     ops.build_database(**({} if mirror_takes is None else {"mirror_takes": mirror_takes}))
     from tools import path_measure
 
-    db, arrays = path_measure.addon("motion_matching_addon.database_store").load(bpy.context.scene)
-    search = path_measure.addon("motion_matching_addon.database_search")
-    settings = path_measure.addon("motion_matching_addon.bake_settings").to_core(
+    db, arrays = path_measure.addon("bridge.database_store").load(bpy.context.scene)
+    search = path_measure.addon("bridge.database_search")
+    settings = path_measure.addon("bridge.bake_props").to_core(
         bpy.context.scene.motion_matching.bake_settings)
     walk_s = [float(search.bake_rows(db, arrays, walk_query, settings)[k].sum() / db.clip_fps[0]) for k in (0, 1)]
     walk_s.append(float(search.allowed_rows(db, arrays, walk_query, strict=True).sum() / db.clip_fps[0]))
@@ -137,8 +137,8 @@ def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp, variant="a
     import bpy
     import numpy as np
 
-    from core import mirror
-    from core import scenario as sc
+    from core.skeleton import mirror
+    from core.io import scenario as sc
     from tools import path_measure
 
     scene = bpy.context.scene
@@ -174,7 +174,7 @@ def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp, variant="a
     # With Mirror Takes each joint also plays its counterpart's motion: the raw
     # rotation steps it is held to are both sides'.
     mirrored = bool(scene.motion_matching.mirror_takes)
-    pairs = mirror.pair_bones(bake.names, path_measure.addon("motion_matching_addon.armature_data")
+    pairs = mirror.pair_bones(bake.names, path_measure.addon("bridge.armature_data")
                               .bone_order(obj.data)[1]) if mirrored else None
     row = path_measure.measure(bake, raw, floor, path=target, asked_facing=asked, raw_pairs=pairs)
     row.update(path=name, query=tag_query or "", report=report, operator_s=wall, frame_set_check_m=check,
@@ -182,7 +182,7 @@ def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp, variant="a
                clamp_m=options.get("clamp_distance", scene.motion_matching.bake_settings.clamp_distance))
     row["glides_warned"] = done_when.warned_glides(row["glides"], report.get("warnings", []))
     # Leave the scene as it was: the take plays its own action again.
-    path_measure.addon("motion_matching_addon.compat").assign_action(obj, raw_action)
+    path_measure.addon("bridge.compat").assign_action(obj, raw_action)
     bpy.data.actions.remove(action)
     ctrl_action = ctrl.animation_data.action if ctrl.animation_data else None
     bpy.data.objects.remove(ctrl)
@@ -354,7 +354,7 @@ def run_bakes(args, obj, raw_action, db, floor, raw60, tmp):
 def print_results(args, rows, floor, raw60, walk_s, worst_check):
     import bpy
 
-    from core import path_metrics as pm
+    from core.measure import path_metrics as pm
 
     raw_facing = pm.travel_facing_error(pm.body_facing(raw60.hip_joints[:, 0], raw60.hip_joints[:, 1]),
                                         raw60.hips, raw60.fps)
@@ -410,7 +410,7 @@ def main():
     addon_session.start()
     import bpy
 
-    from core import path_metrics as pm
+    from core.measure import path_metrics as pm
 
     check_options(BEFORE)
     obj, raw_action, db, walk_s = setup(args.walk_query, args.mirror_takes)

@@ -51,14 +51,14 @@ def main():
             assert result == {"FINISHED"}
             action = rig.animation_data.action
             keys = sum(len(fc.keyframe_points) for fc in
-                       importlib.import_module(addon_session.MODULE + ".motion_matching_addon.compat")
+                       importlib.import_module(addon_session.MODULE + ".bridge.compat")
                        .fcurves(action, rig))
             rig.animation_data.action = None
             bpy.data.actions.remove(action)
         op_median = statistics.median(times[1:])
 
         # The array-level function alone, on the same data.
-        bridge = importlib.import_module(addon_session.MODULE + ".motion_matching_addon.retarget_bridge")
+        bridge = importlib.import_module(addon_session.MODULE + ".bridge.retarget")
         core_rt = importlib.import_module(addon_session.MODULE + ".core.retarget")
         tf = importlib.import_module(addon_session.MODULE + ".core.transforms")
         setup = bridge.plan_for(bpy.context, source, rig)
@@ -80,7 +80,7 @@ def main():
         print("%-46s %10.3f  (%d keys written, %.1f us per frame)"
               % ("motion_matching.retarget (read, solve, write)", op_median, keys, 1e6 * op_median / len(frames)))
         print("%-46s %10.3f  (%.1f us per frame)"
-              % ("core.retarget.retarget_frames alone", core_median, 1e6 * core_median / len(frames)))
+              % ("core.retarget.solve.retarget_frames alone", core_median, 1e6 * core_median / len(frames)))
         print("runs: %s" % ", ".join("%.3f" % x for x in times[1:]))
     finally:
         bpy.ops.preferences.addon_disable(module="rigify")

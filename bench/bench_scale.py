@@ -84,7 +84,7 @@ def joint_steps(path):
     import numpy as np
 
     bvh = importlib.import_module(addon_session.MODULE + ".core.bvh")
-    build = importlib.import_module(addon_session.MODULE + ".motion_matching_addon.bvh_build")
+    build = importlib.import_module(addon_session.MODULE + ".bridge.bvh_import")
     bpy.ops.wm.read_homefile(use_empty=True)
     marks = {}
     t = time.perf_counter()
@@ -119,7 +119,7 @@ def bench_joints(max_joints, frames):
             obj = bpy.context.active_object
             import importlib
 
-            compat = importlib.import_module(addon_session.MODULE + ".motion_matching_addon.compat")
+            compat = importlib.import_module(addon_session.MODULE + ".bridge.compat")
             curves = len(compat.fcurves(obj.animation_data.action, obj))
             steps = joint_steps(path)
             print("%8d %8d %10.2f %12.3f   %s" % (
@@ -135,7 +135,7 @@ def key_count():
 
     import bpy
 
-    compat = importlib.import_module(addon_session.MODULE + ".motion_matching_addon.compat")
+    compat = importlib.import_module(addon_session.MODULE + ".bridge.compat")
     obj = bpy.context.active_object
     curves = compat.fcurves(obj.animation_data.action, obj)
     return len(curves), sum(len(fc.keyframe_points) for fc in curves)

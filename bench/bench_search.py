@@ -24,7 +24,7 @@ import numpy as np
 if not __package__:
     sys.exit("Run from the repository root as: python -m bench.bench_search")
 
-from core import search  # noqa: E402
+from core.database import search  # noqa: E402
 
 BASE_ROWS = 5562
 DIM = 27

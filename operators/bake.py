@@ -6,9 +6,9 @@ import time
 import bpy
 from bpy.props import FloatProperty, IntProperty, StringProperty
 
-from ..core.bake import run_to_end
+from ..core.bake.pipeline import run_to_end
 from ..core.errors import MotionMatchingError
-from ..motion_matching_addon import bake_bridge, bake_settings, scene_data
+from ..bridge import bake as bake_bridge, bake_props as bake_settings, scene_data
 
 
 @bake_settings.with_knobs(options={"SKIP_SAVE"})

@@ -15,9 +15,9 @@ import math
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 
-from ..core import scenario as core_scenario
+from ..core.io import scenario as core_scenario
 from ..core.errors import MotionMatchingError
-from ..motion_matching_addon import compat, controller_build
+from ..bridge import compat, controller as controller_build
 
 
 def _curve(context):

@@ -6,12 +6,12 @@ import bpy
 from bpy.props import BoolProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from ..core import database_check
+from ..core.database import checks as database_check
 from ..core.errors import MotionMatchingError
-from ..core.features import Database
-from ..core.npz_reader import MAX_INFLATED_BYTES
-from ..motion_matching_addon import database_build, database_store
-from ..motion_matching_addon.properties import mark_stale
+from ..core.database.features import Database
+from ..core.io.npz_reader import MAX_INFLATED_BYTES
+from ..bridge import database_build, database_store
+from ..bridge.properties import mark_stale
 
 
 def _settings(context):

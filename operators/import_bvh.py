@@ -8,10 +8,10 @@ import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper, orientation_helper
 
-from ..core import bvh as core_bvh
+from ..core.io import bvh as core_bvh
 from ..core.errors import MotionMatchingError
-from ..motion_matching_addon import bvh_build, virtual_root
-from ..motion_matching_addon.scene_data import scene_fps
+from ..bridge import bvh_import as bvh_build, virtual_root
+from ..bridge.scene_data import scene_fps
 from .virtual_root import VirtualRootOptions
 
 

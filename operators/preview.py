@@ -3,7 +3,7 @@
 import bpy
 
 from ..core.errors import MotionMatchingError
-from ..motion_matching_addon import preview
+from ..bridge import preview
 
 
 class MOTION_MATCHING_OT_toggle_preview(bpy.types.Operator):

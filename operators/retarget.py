@@ -2,7 +2,7 @@
 
 motion_matching.auto_map_bones, save_bone_map, load_bone_map, make_tpose and
 retarget. Each checks everything before changing the file and reports a
-sentence; see motion_matching_addon.retarget_bridge and core.retarget.
+sentence; see bridge.retarget and core.retarget.
 """
 
 import os
@@ -11,10 +11,11 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from ..core import humanoid, text_input
+from ..core.skeleton import humanoid
+from ..core.io import text_input
 from ..core.errors import MotionMatchingError
-from ..motion_matching_addon import retarget_bridge as bridge
-from ..motion_matching_addon.retarget_props import PREFER, ROOT_MOTION, TPOSE_SOURCES
+from ..bridge import retarget as bridge
+from ..bridge.retarget_props import PREFER, ROOT_MOTION, TPOSE_SOURCES
 
 
 def _poll_active_armature(cls, context, message="Select an armature"):

@@ -7,13 +7,13 @@ import bpy
 from bpy.props import BoolProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper
 
-from ..core import auto_tags
-from ..core import coverage as core_coverage
-from ..core import dance_card as core_dance_card
-from ..core import tags as core_tags
+from ..core.database import auto_tags
+from ..core.database import coverage as core_coverage
+from ..core.database import dance_card as core_dance_card
+from ..core.database import tags as core_tags
 from ..core.errors import MotionMatchingError
-from ..motion_matching_addon import database_store, scene_data, tags_bridge
-from ..motion_matching_addon.properties import mark_stale
+from ..bridge import database_store, scene_data, tags as tags_bridge
+from ..bridge.properties import mark_stale
 
 
 def _action(context):

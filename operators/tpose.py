@@ -7,10 +7,10 @@ import numpy as np
 from bpy.props import EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper, orientation_helper
 
-from ..core import bvh as core_bvh
-from ..core import transforms as tf
+from ..core.io import bvh as core_bvh
+from ..core.maths import transforms as tf
 from ..core.errors import MotionMatchingError
-from ..motion_matching_addon import armature_data, retarget_bridge
+from ..bridge import armature_data, retarget as retarget_bridge
 
 
 @orientation_helper(axis_forward="-Z", axis_up="Y")

@@ -4,7 +4,7 @@ import bpy
 from bpy.props import BoolProperty, IntProperty, StringProperty
 
 from ..core.errors import MotionMatchingError
-from ..motion_matching_addon import virtual_root
+from ..bridge import virtual_root
 
 
 class VirtualRootOptions:

@@ -4,7 +4,7 @@ import json
 
 import bpy
 
-from ..motion_matching_addon import bake_settings
+from ..bridge import bake_props as bake_settings
 from .sidebar import SidebarPanel
 
 

@@ -3,7 +3,7 @@ an editable list, presets, T-pose and the retarget button."""
 
 import bpy
 
-from ..core import humanoid
+from ..core.skeleton import humanoid
 from .sidebar import SidebarPanel
 
 

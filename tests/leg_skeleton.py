@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from core import bake
+from core.bake import pipeline as bake
 
 
 def leg_skeleton():

@@ -6,7 +6,7 @@ import copy
 import math
 
 from bench import bench_paths, done_when
-from core import bake
+from core.bake import pipeline as bake
 
 WARNINGS = [
     "Most searches jump (40 of 41): the pose may freeze and glide at frames 2-60, 300-320; the database lacks ...",

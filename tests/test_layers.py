@@ -1,5 +1,5 @@
 """The add-on's layers only look down: panels -> operators -> bridge
-(motion_matching_addon) -> core, read from the source with ``ast`` (no Blender).
+(bridge) -> core, read from the source with ``ast`` (no Blender).
 
 Every import is counted, at module level or inside a function: a lazy import
 that runs back up is still a dependency that runs back up."""
@@ -13,7 +13,7 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Lower number = lower layer. A module may import its own layer or lower ones.
-LAYERS = {"core": 0, "motion_matching_addon": 1, "operators": 2, "panels": 3}
+LAYERS = {"core": 0, "bridge": 1, "operators": 2, "panels": 3}
 TOP = 4                                   # the package's __init__ and registration: may import all
 TOP_MODULES = ("__init__", "registration")
 FORBIDDEN_IN_CORE = ("bpy", "mathutils", "gpu", "gpu_extras", "bpy_extras", "bmesh", "addon_utils")
@@ -142,7 +142,12 @@ def test_the_walk_sees_every_layer():
     assert set(LAYERS) <= heads
     assert len([m for m in GRAPH if m.startswith("core.")]) > 10
     # The walk resolves relative imports (a bake operator imports its bridge).
-    assert "motion_matching_addon.bake_bridge" in GRAPH["operators.bake"]
+    assert "bridge.bake" in GRAPH["operators.bake"]
+    # ... and goes into core's packages, across them and up to core's own modules.
+    packages = {m.split(".")[1] for m in GRAPH if m.startswith("core.") and m.count(".") >= 2}
+    assert {"bake", "database", "io", "maths", "measure", "retarget", "skeleton"} <= packages
+    assert "core.database.features" in GRAPH["core.bake.pipeline"]
+    assert "core.errors" in GRAPH["core.io.bvh"]
 
 
 def test_no_import_runs_up_a_layer():
@@ -197,15 +202,24 @@ def _tree(tmp_path, files):
 
 @pytest.mark.parametrize("files, upward, loops", [
     ({"core/__init__.py": "", "core/a.py": "from . import b\n", "core/b.py": "import numpy\n",
-      "motion_matching_addon/__init__.py": "", "motion_matching_addon/x.py": "from ..core import a\n"},
+      "bridge/__init__.py": "", "bridge/x.py": "from ..core import a\n"},
      [], []),
-    ({"core/__init__.py": "", "motion_matching_addon/__init__.py": "", "operators/__init__.py": "",
-      "operators/op.py": "", "motion_matching_addon/x.py": "def f():\n    from ..operators.op import g\n"},
-     [("motion_matching_addon.x", "operators.op")], []),
-    ({"core/__init__.py": "", "motion_matching_addon/__init__.py": "",
-      "motion_matching_addon/p.py": "from .q import A\n",
-      "motion_matching_addon/q.py": "def f():\n    from . import p\n"},
-     [], [["motion_matching_addon.p", "motion_matching_addon.q"]]),
+    ({"core/__init__.py": "", "bridge/__init__.py": "", "operators/__init__.py": "",
+      "operators/op.py": "", "bridge/x.py": "def f():\n    from ..operators.op import g\n"},
+     [("bridge.x", "operators.op")], []),
+    ({"core/__init__.py": "", "bridge/__init__.py": "",
+      "bridge/p.py": "from .q import A\n",
+      "bridge/q.py": "def f():\n    from . import p\n"},
+     [], [["bridge.p", "bridge.q"]]),
+    # Inside core's packages: a module two packages deep that reaches up to the bridge,
+    # lazily, is caught; one that imports a sibling package is not.
+    ({"core/__init__.py": "", "core/bake/__init__.py": "", "core/maths/__init__.py": "",
+      "core/maths/t.py": "import numpy\n", "bridge/__init__.py": "", "bridge/store.py": "",
+      "core/bake/run.py": "from ..maths import t\ndef f():\n    from ...bridge import store\n"},
+     [("core.bake.run", "bridge.store")], []),
+    ({"core/__init__.py": "", "core/bake/__init__.py": "", "core/io/__init__.py": "",
+      "core/io/bvh.py": "from ..bake.legs import lock\n", "core/bake/legs.py": "from ..io import bvh\nlock = 1\n"},
+     [], [["core.bake.legs", "core.io.bvh"]]),
 ])
 def test_the_checks_catch_made_up_faults(tmp_path, files, upward, loops):
     graph = _tree(tmp_path, files)

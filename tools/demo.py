@@ -148,7 +148,7 @@ def follow_camera(scene, facts):
     scene.collection.objects.link(cam)
     cam.rotation_euler = (-direction).to_track_quat("-Z", "Y").to_euler()
     scene.camera = cam
-    compat = __import__(addon_session.MODULE + ".motion_matching_addon.compat", fromlist=["write_channels"])
+    compat = __import__(addon_session.MODULE + ".bridge.compat", fromlist=["write_channels"])
     action = compat.new_action(cam, "CameraFollow")
     compat.write_channels(action, cam, "location", facts["frames"], aim + np.array(direction) * CAMERA_DISTANCE)
     return cam
@@ -266,7 +266,7 @@ def main(argv=None):
         call(bpy.ops.motion_matching.bake, report_path=report_path)
         with open(report_path) as fh:
             report = json.load(fh)
-        bridge = __import__(addon_session.MODULE + ".motion_matching_addon.bake_bridge", fromlist=["report_text"])
+        bridge = __import__(addon_session.MODULE + ".bridge.bake", fromlist=["report_text"])
         exports = []
         for fmt, ext in (("BVH", "bvh"), ("GLTF", "glb")):
             path = os.path.join(args.out, "baked.%s" % ext)

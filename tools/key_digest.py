@@ -138,6 +138,22 @@ def run(fps_list, keys_path=None):
     return out
 
 
+def blend_digests(path):
+    """Print a digest per action of a saved .blend (a demo's or the command line's output)."""
+    from . import addon_session
+
+    addon_session.prepare_user_dir()
+    try:
+        import bpy
+
+        bpy.ops.wm.open_mainfile(filepath=path)
+        for action in sorted(bpy.data.actions, key=lambda a: a.name):
+            print("%-40s %s" % (action.name, digest(action_keys(action))))
+    finally:
+        addon_session.finish()
+    return 0
+
+
 def compare(paths):
     """0 when every file holds the same rows with the same digests."""
     runs = []
@@ -165,9 +181,12 @@ def main(argv=None):
     ap.add_argument("--keys", metavar="FILE", help="also write every key to this .npz")
     ap.add_argument("--fps", type=float, nargs="+", default=[24, 30, 60])
     ap.add_argument("--compare", nargs="+", metavar="FILE", help="compare digest files; exit 1 if any differ")
+    ap.add_argument("--blend", metavar="FILE", help="print one digest per action of this .blend instead")
     args = ap.parse_args(argv)
     if args.compare:
         return compare(args.compare)
+    if args.blend:
+        return blend_digests(args.blend)
     if not args.out:
         ap.error("--out or --compare is needed")
     from . import addon_session

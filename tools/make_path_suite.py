@@ -18,8 +18,8 @@ import os
 
 import numpy as np
 
-from core import scenario as sc
-from core.springs import yaw_to_facing
+from core.io import scenario as sc
+from core.maths.springs import yaw_to_facing
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(os.path.dirname(HERE), "samples", "paths")
@@ -27,7 +27,7 @@ STEP = 0.1
 
 
 def _profile(total, speed, ramp):
-    """One move of ``total`` metres from standing to standing (core.scenario's
+    """One move of ``total`` metres from standing to standing (core.io.scenario's
     shape: ease in over ``ramp`` s, cruise, ease out): its duration and the
     distance covered at any time."""
     speed = min(speed, total / ramp)

@@ -33,9 +33,9 @@ import shutil
 import sys
 
 try:  # absolute imports: this file also runs as a script inside Blender (see above)
-    from core import bake as core_bake
-    from core import scenario as core_scenario
-    from core import tag_query as core_tag_query
+    from core.bake import pipeline as core_bake
+    from core.io import scenario as core_scenario
+    from core.database import query as core_tag_query
     from core.errors import MotionMatchingError
     from tools import addon_session
 except ModuleNotFoundError as ex:  # run by file without the repository on the module path
@@ -318,7 +318,7 @@ def run(args):
     call(bpy.ops.wm.save_as_mainfile, filepath=os.path.join(os.path.abspath(args.out), "baked.blend"))
     with open(report_path) as fh:
         report = json.load(fh)
-    bake_bridge = __import__(module + ".motion_matching_addon.bake_bridge", fromlist=["report_text"])
+    bake_bridge = __import__(module + ".bridge.bake", fromlist=["report_text"])
     print(bake_bridge.report_text(report))
     print("wrote %s and %s" % (os.path.join(args.out, "baked.blend"), report_path))
     if args.top_view:

@@ -1,4 +1,4 @@
-"""Measure a baked path from its keys (Blender side of core.path_metrics).
+"""Measure a baked path from its keys (Blender side of core.measure.path_metrics).
 
 World positions of the hips, hip joints, ankles and toes are read on every
 frame with the add-on's own forward kinematics (``armature_data.armature_pose``,
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core import humanoid
-from core import path_metrics as pm
+from core.skeleton import humanoid
+from core.measure import path_metrics as pm
 
 from .addon_session import MODULE
 
@@ -22,7 +22,7 @@ _JOINTS = ("Hips", "LeftUpperLeg", "RightUpperLeg", "LeftFoot", "RightFoot", "Le
 
 
 def addon(name):
-    """A module of the enabled add-on, e.g. addon("motion_matching_addon.armature_data")."""
+    """A module of the enabled add-on, e.g. addon("bridge.armature_data")."""
     return importlib.import_module(MODULE + "." + name)
 
 
@@ -45,7 +45,7 @@ class Motion:
 def measured_bones(obj):
     """Bone names of {Hips, Left/RightUpperLeg, Left/RightFoot, Left/RightToes}
     on ``obj``, found by the humanoid mapping (not from the database)."""
-    arm = addon("motion_matching_addon.armature_data")
+    arm = addon("bridge.armature_data")
     names, parents = arm.bone_order(obj.data)
     rest = arm.rest_matrices(obj.data, names)
     mapping = humanoid.auto_map(names, parents, rest[:, :3, 3])
@@ -57,12 +57,12 @@ def measured_bones(obj):
 
 def read_motion(obj, action, frames, fps, contacts=None):
     """A :class:`Motion` of ``obj`` playing ``action`` on scene ``frames``, in bulk."""
-    arm = addon("motion_matching_addon.armature_data")
+    arm = addon("bridge.armature_data")
     frames = np.asarray(frames, dtype=np.float64)
     names, parents = arm.bone_order(obj.data)
     rest = arm.rest_matrices(obj.data, names)
     loc, quat, scale = arm.pose_channels(obj, action, frames, names)
-    from core import transforms as tf
+    from core.maths import transforms as tf
 
     pose = tf.pose_fk(parents, rest, arm.basis_matrices(loc, quat, scale), arm.rest_offsets(obj.data, names))
     mw = np.asarray(obj.matrix_world, dtype=np.float64)
@@ -85,7 +85,7 @@ def read_motion(obj, action, frames, fps, contacts=None):
 def baked_contacts(obj, action, frames):
     """(T, 2) bool: the bake's keyed ``mm_contact_left/right`` (the played
     data's contacts), or None when the action has none."""
-    arm = addon("motion_matching_addon.armature_data")
+    arm = addon("bridge.armature_data")
     values = arm.sample_curves(action, obj, frames)
     left, right = values.get(('["mm_contact_left"]', 0)), values.get(('["mm_contact_right"]', 0))
     if left is None or right is None:

@@ -1,4 +1,4 @@
-"""Blender-side readings for core.rig_metrics: world joint heads per frame in
+"""Blender-side readings for core.measure.rig_metrics: world joint heads per frame in
 bulk, the skinned mesh's lowest point per frame, T-pose heads, the stored
 bone mapping. Reads only; developer tool for tests and benches (needs the
 add-on enabled, see tools.addon_session)."""
@@ -24,7 +24,7 @@ def world_heads(obj, frames, names=None):
     order (default: parents first), in bulk: the action's curves sampled and
     chained through the rest offsets as Blender evaluates them (no
     constraints), then the object's world matrix (not animated)."""
-    data = _addon("motion_matching_addon.armature_data")
+    data = _addon("bridge.armature_data")
     ad = obj.animation_data
     action = ad.action if ad else None
     frames = np.asarray(frames, dtype=np.float64)

@@ -1,5 +1,5 @@
 """Try the add-on on a character as a user would, and measure the result in
-world space (core.rig_metrics): auto-map, retarget of the sample take, bake of
+world space (core.measure.rig_metrics): auto-map, retarget of the sample take, bake of
 the built-in showcase. Used by bench/bench_rigs.py and tests/blender/test_rigs.py.
 Developer tool; needs the add-on enabled (tools.addon_session)."""
 
@@ -8,8 +8,8 @@ import os
 
 import numpy as np
 
-from core import humanoid
-from core import rig_metrics as rm
+from core.skeleton import humanoid
+from core.measure import rig_metrics as rm
 
 from . import addon_session, rig_measure
 
@@ -89,7 +89,7 @@ def bake(rig, folder):
 
 
 def _frames_of(obj):
-    cmp = __import__(addon_session.MODULE + ".motion_matching_addon.compat", fromlist=["fcurves"])
+    cmp = __import__(addon_session.MODULE + ".bridge.compat", fromlist=["fcurves"])
     curves = cmp.fcurves(obj.animation_data.action, obj)
     return np.unique(np.concatenate([cmp.read_curve(fc)["co"][:, 0] for fc in curves]))
 
@@ -133,7 +133,7 @@ def bake_figures(rig, mesh, controller, report, fps):
     names = [b.name for b in rig.data.bones]
     heads = rig_measure.world_heads(rig, frames, names)
     hips = heads[:, names.index(rig_measure.mapping(rig)["Hips"])]
-    cb = __import__(addon_session.MODULE + ".motion_matching_addon.controller_build", fromlist=["x"])
+    cb = __import__(addon_session.MODULE + ".bridge.controller", fromlist=["x"])
     ctrl, _facing = cb.sample_controller(bpy.context, controller, frames)
     out = rm.travel(hips, ctrl)
     out["report_tracking_mean_m"] = report["tracking_error_mean_m"]

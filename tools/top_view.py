@@ -4,7 +4,7 @@ green, right purple) and slides as red streaks (a planted foot that moved more
 than 2 cm before it lifted: a line from where it planted to where it lifted).
 
 Planted: the bake's keyed ``mm_lock_left`` / ``mm_lock_right`` figures where the
-armature has them, else core.path_metrics' planted definition applied to the
+armature has them, else core.measure.path_metrics' planted definition applied to the
 world ankle positions. Everything is drawn in a scene of its own, rendered and
 removed again: the user's scene is left as it was. Used by tools/demo.py and
 ``tools/mm_cli.py --top-view``; needs the add-on enabled (tools/addon_session.py).
@@ -27,7 +27,7 @@ FOOT_SIZE = (0.24, 0.10)           # footprint length along the foot, width (m)
 
 
 def _addon(name):
-    """A module of the enabled extension (``name`` inside it, e.g. "core.path_metrics")."""
+    """A module of the enabled extension (``name`` inside it, e.g. "core.measure.path_metrics")."""
     import bpy
 
     for module in bpy.context.preferences.addons.keys():
@@ -47,7 +47,7 @@ def bones_of(armature, scene):
     keys = ("Hips", "LeftFoot", "RightFoot", "LeftToes", "RightToes")
     if all(mapped.get(k) for k in keys):
         return tuple(mapped[k] for k in keys)
-    _db, arrays = _addon("motion_matching_addon.database_store").load(scene)
+    _db, arrays = _addon("bridge.database_store").load(scene)
     b = json.loads(str(arrays["feature_bones_json"]))
     return b["hips"], b["left_foot"], b["right_foot"], b["left_toe"], b["right_toe"]
 
@@ -55,7 +55,7 @@ def bones_of(armature, scene):
 def world_tracks(armature, frames, names):
     """World heads (F, len(names), 3) of the named bones on ``frames``, from
     the armature's keys in bulk."""
-    data = _addon("motion_matching_addon.armature_data")
+    data = _addon("bridge.armature_data")
     ad = armature.animation_data
     order, _parents, _rest, pose = data.armature_pose(armature, ad.action if ad else None,
                                                       np.asarray(frames, dtype=np.float64))
@@ -67,7 +67,7 @@ def world_tracks(armature, frames, names):
 
 def lock_flags(armature, frames):
     """(F, 2) bool from the keyed mm_lock_left / mm_lock_right, or None."""
-    compat = _addon("motion_matching_addon.compat")
+    compat = _addon("bridge.compat")
     ad = armature.animation_data
     if ad is None or ad.action is None:
         return None
@@ -83,8 +83,8 @@ def lock_flags(armature, frames):
 
 
 def planted_from_motion(ankles, toes, fps):
-    """(F, 2) bool by core.path_metrics' planted definition on world ankles."""
-    pm = _addon("core.path_metrics")
+    """(F, 2) bool by core.measure.path_metrics' planted definition on world ankles."""
+    pm = _addon("core.measure.path_metrics")
     floor = pm.planted_height(ankles, toes, fps)
     steps = pm.planted(ankles, fps, floor)
     flags = np.zeros((len(ankles), 2), dtype=bool)
@@ -114,7 +114,7 @@ def gather(armature, controller, scene=None, planted="motion"):
     """Everything the top view draws, over the scene's frame range: dict with
     frames, path (F, 3), hips (F, 3), ankles/toes (F, 2, 3), flags (F, 2),
     plants (see :func:`plants`), and where the flags came from. ``planted``
-    "motion" (default: core.path_metrics on the world ankles, what the feet do)
+    "motion" (default: core.measure.path_metrics on the world ankles, what the feet do)
     or "locks" (the keyed mm_lock_* figures, where the bake has them)."""
     import bpy
 
@@ -123,7 +123,7 @@ def gather(armature, controller, scene=None, planted="motion"):
     names = bones_of(armature, scene)
     heads = world_tracks(armature, frames, names)
     hips, ankles, toes = heads[:, 0], heads[:, 1:3], heads[:, 3:5]
-    cb = _addon("motion_matching_addon.controller_build")
+    cb = _addon("bridge.controller")
     path, _facing = cb.sample_controller(bpy.context, controller, frames)
     locks = lock_flags(armature, frames)
     if planted == "locks" and locks is not None:

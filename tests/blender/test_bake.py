@@ -32,7 +32,7 @@ def test_showcase_bake_meets_its_figures(take_on_path, bake):
     assert np.linalg.norm(np.array(root[:2]) - np.array(ctrl.matrix_world.translation[:2])) < 0.25
     # Keyed figures for the Graph Editor.
     action = obj.animation_data.action
-    compat = H.addon_module("motion_matching_addon.compat")
+    compat = H.addon_module("bridge.compat")
     paths = {fc.data_path for fc in compat.fcurves(action, obj)}
     for key in ("mm_match_cost", "mm_jump", "mm_lock_left", "mm_tracking_error"):
         assert '["%s"]' % key in paths
@@ -68,7 +68,7 @@ def test_jump_margin_plays_longer_pieces(take_on_path, bake):
 @pytest.mark.parametrize("knob, default", [("look_ahead", 1.0), ("time_warp", 0.2)])
 def test_a_search_knob_reaches_the_bake(take_on_path, bake, knob, default):
     take_on_path()
-    core_bake = H.addon_module("core.bake")
+    core_bake = H.addon_module("core.bake.pipeline")
     assert getattr(core_bake.BakeSettings(), knob) == pytest.approx(default)    # on (chosen on the path suite)
     on = bake("on.json")
     off = bake("off.json", **{knob: 0.0})
@@ -82,7 +82,7 @@ def test_a_search_knob_reaches_the_bake(take_on_path, bake, knob, default):
 
 
 def test_every_bake_knob_is_an_option_and_a_scene_setting():
-    core_bake = H.addon_module("core.bake")
+    core_bake = H.addon_module("core.bake.pipeline")
     names = [k.ui_name for k in core_bake.knobs()]
     assert "use_foot_lock" in names and "search_interval" in names and "toe_floor" not in names
     op = bpy.ops.motion_matching.bake.get_rna_type().properties
@@ -97,9 +97,9 @@ def test_every_bake_knob_is_an_option_and_a_scene_setting():
 def test_no_pops_and_determinism(take_on_path, bake):
     obj, _ = take_on_path(fps=60)
     bake()
-    compat = H.addon_module("motion_matching_addon.compat")
-    metrics = H.addon_module("core.metrics")
-    store = H.addon_module("motion_matching_addon.database_store")
+    compat = H.addon_module("bridge.compat")
+    metrics = H.addon_module("core.measure.metrics")
+    store = H.addon_module("bridge.database_store")
 
     def keys(action):
         return {(fc.data_path, fc.array_index): compat.read_curve(fc)["co"].copy()
@@ -158,7 +158,7 @@ def test_bad_inputs(take_on_path):
     with pytest.raises(RuntimeError, match="one frame"):
         bpy.ops.motion_matching.bake(frame_start=10, frame_end=10)
     # No database yet: it is built first, and the report says so.
-    store = H.addon_module("motion_matching_addon.database_store")
+    store = H.addon_module("bridge.database_store")
     store.clear(scene)
     assert bpy.ops.motion_matching.bake(frame_start=1, frame_end=30) == {"FINISHED"}
     assert "built first" in bpy.data.texts["Motion Matching Bake"].as_string()

@@ -8,7 +8,7 @@ import bpy
 import numpy as np
 import pytest
 
-from core import path_metrics as pm
+from core.measure import path_metrics as pm
 from sample_paths import SAMPLES
 from tools import path_measure
 
@@ -50,7 +50,7 @@ def test_report_figures_equal_the_keys_measured(take_on_path, bake):
     db_fps = report["database_fps"]
     first, last = (float(v) for v in raw_action.frame_range)
     raw_frames = first + np.arange(int((last - first) * fps / db_fps) + 1) * db_fps / fps
-    db, _arrays = path_measure.addon("motion_matching_addon.database_store").load(scene)
+    db, _arrays = path_measure.addon("bridge.database_store").load(scene)
     rows = np.clip(np.rint(raw_frames - first).astype(np.int64), 0, db.num_rows - 1)
     raw = path_measure.read_motion(obj, raw_action, raw_frames, fps, contacts=db.contacts[rows])
     raw_slide = pm.ankle_sliding(raw.ankles, raw.hips, fps, floor, contacts=raw.contacts)
@@ -91,7 +91,7 @@ def test_same_inputs_same_keys(take_on_path, bake):
     raw_action = obj.animation_data.action
     first = bake(name="a.json")
     a, _ = _motion(obj, contacts=False)
-    compat = path_measure.addon("motion_matching_addon.compat")
+    compat = path_measure.addon("bridge.compat")
     compat.assign_action(obj, raw_action)
     second = bake(name="b.json")
     b, _ = _motion(obj, contacts=False)

@@ -52,14 +52,14 @@ def test_bake_onto_meta_rig(tmp_path, rigify, take_on_path):
     lowest = np.minimum(toe_heads[:, :, 2], tails[:, :, 2])
     assert lowest.min() > -0.01, lowest.min()
     # Sliding on the target's toes, the take's own measure for comparison.
-    metrics = H.addon_module("core.metrics")
+    metrics = H.addon_module("core.measure.metrics")
     hips = heads[:, names.index(mapped["Hips"])]
     floor = float(np.median(toe_heads[:, :, 2]))  # planted height of the target's toes
     floor = min(floor, float(np.percentile(toe_heads[:, :, 2], 30)))
     slide = metrics.foot_sliding(toe_heads, hips, 24.0, floor)
     assert slide["cm_per_foot_per_moving_s"] <= 2.0 * report["raw_foot_sliding_cm_per_foot_per_moving_s"], slide
     # Hips follow the controller.
-    bridge = H.addon_module("motion_matching_addon.controller_build")
+    bridge = H.addon_module("bridge.controller")
     ctrl_pos, _ = bridge.sample_controller(bpy.context, ctrl, frames.astype(float))
     err = np.linalg.norm(hips[:, :2] - ctrl_pos[:, :2], axis=1)
     assert err.mean() < 0.10, err.mean()

@@ -17,13 +17,13 @@ def base(addon):
     H.import_ours(SAMPLE_TAKE, global_scale=0.01, add_virtual_root=True)
     assert bpy.ops.motion_matching.database_add_action() == {"FINISHED"}
     assert bpy.ops.motion_matching.build_database() == {"FINISHED"}
-    data = H.addon_module("motion_matching_addon.database_store").raw_bytes(bpy.context.scene)
+    data = H.addon_module("bridge.database_store").raw_bytes(bpy.context.scene)
     return db_files.arrays_of(data), data
 
 
 def test_100_mutated_database_files(base, tmp_path):
     arrays, data = base
-    store = H.addon_module("motion_matching_addon.database_store")
+    store = H.addon_module("bridge.database_store")
     scene = bpy.context.scene
     good = tmp_path / "good.npz"
     good.write_bytes(data)
@@ -53,7 +53,7 @@ def test_100_mutated_database_files(base, tmp_path):
                 problems.append((i, label, "accepted but not stored as given (%s)" % result))
             else:
                 try:
-                    H.addon_module("core.database_check").read_database(stored)   # the complete check passes
+                    H.addon_module("core.database.checks").read_database(stored)   # the complete check passes
                     store.load(scene)
                     assert bpy.ops.motion_matching.database_report() == {"FINISHED"}
                 except Exception as ex:  # noqa: BLE001  (collected, reported below)

@@ -15,7 +15,7 @@ import db_files
 
 
 def _store():
-    return H.addon_module("motion_matching_addon.database_store")
+    return H.addon_module("bridge.database_store")
 
 
 def _build_sample():
@@ -130,7 +130,7 @@ def test_refused_files_leave_the_bake_working(base, tmp_path):
 def _reweighted(arrays, factor):
     """The same database with its trajectory groups weighted ``factor`` times more
     (consistent features, weights and spec), and the same input fingerprint."""
-    features = H.addon_module("core.features")
+    features = H.addon_module("core.database.features")
     spec = features.FeatureSpec.from_json(str(arrays["spec_json"]))
     for g in spec.groups:
         if g.is_trajectory:
@@ -147,8 +147,8 @@ def test_a_new_database_with_the_same_fingerprint_gets_a_new_search_index(base, 
     _build_sample()
     scene = bpy.context.scene
     store = _store()
-    bridge = H.addon_module("motion_matching_addon.bake_bridge")
-    search = H.addon_module("core.search")
+    bridge = H.addon_module("bridge.bake")
+    search = H.addon_module("core.database.search")
     db_a, arrays_a = store.load(scene)
     index_a = bridge.search_index(db_a, arrays_a)          # what a bake caches
     other = _reweighted(arrays_a, 4.0)

@@ -1,4 +1,4 @@
-"""core.fcurve_eval against Blender: FCurve.evaluate, and what the scene shows after
+"""core.io.fcurve_eval against Blender: FCurve.evaluate, and what the scene shows after
 frame_set, on random sparse keys (gaps 1..12 frames, every handle type, handles
 that overshoot their segment, BEZIER / LINEAR / CONSTANT and easing modes, both
 extrapolations)."""
@@ -9,7 +9,7 @@ import bpy
 import numpy as np
 import pytest
 
-from core.fcurve_eval import ELASTIC, UnsupportedCurve, evaluate_keys
+from core.io.fcurve_eval import ELASTIC, UnsupportedCurve, evaluate_keys
 from tools.addon_session import MODULE
 
 TOL = 1e-5
@@ -19,7 +19,7 @@ EASINGS = ("SINE", "QUAD", "CUBIC", "QUART", "QUINT", "EXPO", "CIRC", "BACK", "B
 
 
 def _compat():
-    return importlib.import_module(MODULE + ".motion_matching_addon.compat")
+    return importlib.import_module(MODULE + ".bridge.compat")
 
 
 def _new_empty(name):

@@ -8,8 +8,8 @@ import pytest
 
 from sample_paths import SAMPLE_TAKE
 from bvh_writer import write_bvh, sample_layout
-from core import bvh as core_bvh
-from core import transforms as tf
+from core.io import bvh as core_bvh
+from core.maths import transforms as tf
 import bl_helpers as H
 
 

@@ -8,14 +8,14 @@ import bpy
 import numpy as np
 import pytest
 
-from core import mirror as core_mirror
-from core import transforms as tf
+from core.skeleton import mirror as core_mirror
+from core.maths import transforms as tf
 from sample_paths import SAMPLE_TAKE
 import bl_helpers as H
 
 
 def _store():
-    return H.addon_module("motion_matching_addon.database_store")
+    return H.addon_module("bridge.database_store")
 
 
 def _sample_listed():
@@ -106,7 +106,7 @@ def _bake_joints(obj, path, tmp_path, name):
     scene.motion_matching.bake_armature = obj
     report = str(tmp_path / (name + "_report.json"))
     assert bpy.ops.motion_matching.bake(controller=ctrl.name, armature=obj.name, report_path=report) == {"FINISHED"}
-    arm = H.addon_module("motion_matching_addon.armature_data")
+    arm = H.addon_module("bridge.armature_data")
     names, parents = arm.bone_order(obj.data)
     frames = np.arange(scene.frame_start, scene.frame_end + 1, dtype=np.float64)
     loc, quat, scale = arm.pose_channels(obj, obj.animation_data.action, frames, names)

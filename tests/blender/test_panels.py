@@ -66,7 +66,7 @@ def test_every_panel_polls_and_draws(tmp_path, take_on_path):
     t = obj.animation_data.action.motion_matching.tags.add()
     t.name, t.frame_start, t.frame_end = "walk", 10, 200
     assert bpy.ops.motion_matching.import_dance_card(
-        filepath=H.addon_module("motion_matching_addon").__file__.rsplit("/", 2)[0] + "/samples/jl_mm_dance_card.toml"
+        filepath=H.addon_module("bridge").__file__.rsplit("/", 2)[0] + "/samples/jl_mm_dance_card.toml"
     ) == {"FINISHED"}
     scene.frame_end = 60
     assert bpy.ops.motion_matching.bake() == {"FINISHED"}

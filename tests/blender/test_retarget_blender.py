@@ -14,7 +14,7 @@ from mathutils import Matrix
 from sample_paths import SAMPLE_TAKE, SAMPLE_TPOSE
 import bl_helpers as H
 
-from core import humanoid
+from core.skeleton import humanoid
 
 
 _rigify = {"on": False}
@@ -185,7 +185,7 @@ def _stored_map(obj):
 
 
 def _curves(obj):
-    compat = H.addon_module("motion_matching_addon.compat")
+    compat = H.addon_module("bridge.compat")
     return {(fc.data_path, fc.array_index): fc for fc in compat.fcurves(obj.animation_data.action, obj)}
 
 
@@ -375,7 +375,7 @@ def test_make_tpose_turns_the_limbs_and_can_be_inspected():
         # The pose the user sees is the one stored.
         m = np.array(pb["mixamorig:%sHand" % side].matrix)
         q = np.array(stored["mixamorig:%sHand" % side].rotation)
-        tf = H.addon_module("core.transforms")
+        tf = H.addon_module("core.maths.transforms")
         assert np.abs(np.abs(np.dot(tf.matrix_to_quat(m[:3, :3]), q)) - 1) < 1e-6
         assert np.allclose(stored["mixamorig:%sHand" % side].head, m[:3, 3], atol=1e-6)
     # Rest pose as the T-pose.
@@ -390,7 +390,7 @@ def stored_rotation(obj, name):
 
 
 def quat_of(m):
-    tf = H.addon_module("core.transforms")
+    tf = H.addon_module("core.maths.transforms")
     q = tf.matrix_to_quat(np.array(m)[:3, :3])
     return q
 
@@ -428,7 +428,7 @@ def _tpose_source():
 
 def _expected_rotations(src, tgt, frame):
     """q_s q_s0^-1 q_t0 from Blender's own pose matrices and the stored T-poses."""
-    tf = H.addon_module("core.transforms")
+    tf = H.addon_module("core.maths.transforms")
     s_map, t_map = _stored_map(src), _stored_map(tgt)
     bpy.context.scene.frame_set(frame)
     out = {}
@@ -642,7 +642,7 @@ def test_panel_and_list_draw():
 def test_a_failed_write_leaves_the_target_as_it_was(monkeypatch):
     src = _source()
     tgt = _renamed_a_pose_copy(MIXAMO)
-    compat = H.addon_module("motion_matching_addon.compat")
+    compat = H.addon_module("bridge.compat")
     errors = H.addon_module("core.errors")
     old = compat.new_action(tgt, "Before")
     tgt.pose.bones["mixamorig:LeftArm"].rotation_mode = "XYZ"

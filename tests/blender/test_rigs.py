@@ -12,7 +12,7 @@ import bpy
 import numpy as np
 import pytest
 
-from core import humanoid
+from core.skeleton import humanoid
 from tools import rig_measure, rig_trial, rigs
 
 MIXAMO_MAP = {

@@ -81,8 +81,8 @@ def test_tag_from_preview_range_and_markers():
 
 def test_tag_query_restricts_search():
     obj = _sample_with_db(tags=[("walk", 900, 2100), ("run", 3000, 3600)])
-    store = H.addon_module("motion_matching_addon.database_store")
-    search = H.addon_module("motion_matching_addon.database_search")
+    store = H.addon_module("bridge.database_store")
+    search = H.addon_module("bridge.database_search")
     db, arrays = store.load(bpy.context.scene)
     # Rows are 0-based from frame 1. The strict rule (Strict Tag Query; the only
     # rule before issue 10) cuts the last second of each range.
@@ -95,7 +95,7 @@ def test_tag_query_restricts_search():
     # the bake's lead (1/3 s: 20 rows) cuts that much of each range's end.
     everything = search.allowed_rows(db, arrays, "walk or run")
     assert np.flatnonzero(everything).tolist() == list(range(899, 2100)) + list(range(2999, 3600))
-    settings = H.addon_module("motion_matching_addon.bake_settings").to_core(
+    settings = H.addon_module("bridge.bake_props").to_core(
         bpy.context.scene.motion_matching.bake_settings)
     searchable, playable = search.bake_rows(db, arrays, "walk or run", settings)
     assert np.array_equal(playable, everything)

@@ -7,7 +7,7 @@ import pytest
 
 from sample_paths import SAMPLE_TAKE
 from bvh_writer import write_bvh, sample_layout
-from core import bvh as core_bvh
+from core.io import bvh as core_bvh
 import bl_helpers as H
 
 

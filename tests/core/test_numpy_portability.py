@@ -13,7 +13,7 @@ import numpy as np
 
 from sample_paths import REPO
 
-SHIPPED = ("core", "motion_matching_addon", "operators", "panels", "tools")
+SHIPPED = ("core", "bridge", "operators", "panels", "tools")
 
 
 def _sources():

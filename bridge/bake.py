@@ -1,0 +1,624 @@
+"""The bake, Blender side: database and controller in, a keyed action out."""
+
+import dataclasses
+import json
+import time
+
+import bpy
+import numpy as np
+
+from ..core.bake import pipeline as core_bake
+from ..core.measure import bake_quality
+from ..core.skeleton import humanoid
+from ..core.measure import metrics
+from ..core.measure import path_metrics
+from ..core.measure import retarget_checks
+from ..core.maths import transforms as tf
+from ..core.errors import MotionMatchingError
+from ..core.database.search import SearchIndex
+from . import armature_data, compat, database_build, database_search, database_store, handlers
+from .scene_data import scene_fps
+
+# Keyed custom properties on the baked armature, per frame.
+FIGURES = ("mm_match_cost", "mm_jump", "mm_contact_left", "mm_contact_right",
+           "mm_lock_left", "mm_lock_right", "mm_tracking_error")
+
+
+def bake_target(context, name=""):
+    """The armature to bake onto: the one named, else the scene's choice, else
+    the first armature of the database list."""
+    settings = context.scene.motion_matching
+    if name:
+        obj = bpy.data.objects.get(name)
+        if obj is None or obj.type != "ARMATURE":
+            raise MotionMatchingError("There is no armature named %s." % name)
+        return obj
+    if settings.bake_armature is not None:
+        return settings.bake_armature
+    for e in settings.entries:
+        if e.armature is not None:
+            return e.armature
+    raise MotionMatchingError("Choose the armature to bake onto (Bake panel).")
+
+
+def controller_object(context, name=""):
+    """The object to follow: the one named, else the scene's controller (which
+    must still be in the scene)."""
+    if name:
+        obj = bpy.data.objects.get(name)
+        if obj is None:
+            raise MotionMatchingError("There is no object named %s to follow." % name)
+        return obj
+    obj = context.scene.motion_matching.controller
+    if obj is None:
+        raise MotionMatchingError("Choose a controller to follow (Bake panel), or add one from a curve.")
+    if obj.name not in context.scene.objects:
+        raise MotionMatchingError("The controller %s is not in this scene (deleted?): choose another." % obj.name)
+    return obj
+
+
+def ensure_database(context):
+    """The scene's database, rebuilt first when it is missing or stale and the
+    inputs to rebuild it are there. Returns (db, arrays, note) where note says
+    plainly what happened ('' when nothing did)."""
+    scene = context.scene
+    settings = scene.motion_matching
+    note = ""
+    if not database_store.has_database(scene):
+        if not len(settings.entries):
+            raise MotionMatchingError("There is no database: list the actions to match and build it (Database panel).")
+        database_build.build_and_store(context)
+        note = "The database was built first."
+    elif handlers.check_stale(scene) or settings.database_stale:
+        if len(settings.entries) and all(e.action and e.armature for e in settings.entries):
+            database_build.build_and_store(context)
+            note = "The database was out of date and was rebuilt first."
+        else:
+            raise MotionMatchingError("The database is out of date and its actions are gone, so it cannot be "
+                                      "rebuilt: rebuild it from the listed actions or import one.")
+    db, arrays = database_store.load(scene)
+    for key in ("pose_rotations", "pose_locations", "bone_offsets", "root_quats", "root_positions"):
+        if key not in arrays:
+            raise MotionMatchingError("The database has no %s: rebuild it with this version of the add-on." % key)
+    return db, arrays, note
+
+
+def skeleton_of(arrays):
+    """core.bake.pipeline.BakeSkeleton from the stored database."""
+    names = [str(n) for n in arrays["bone_names"]]
+    parents = np.asarray(arrays["bone_parents"], dtype=np.int64)
+    bones = json.loads(str(arrays["feature_bones_json"]))
+    rest = np.asarray(arrays["bone_rest"])
+    mapping = humanoid.auto_map(names, parents, rest[:, :3, 3])
+    legs = []
+    for side, key in (("Left", "left"), ("Right", "right")):
+        up, low = mapping.get(side + "UpperLeg"), mapping.get(side + "LowerLeg")
+        foot, toe = bones[key + "_foot"], bones[key + "_toe"]
+        if up and low and names.index(low) == parents[names.index(foot)] \
+                and names.index(up) == parents[names.index(low)]:
+            legs.append((names.index(up), names.index(low), names.index(foot), names.index(toe)))
+    if len(legs) != 2:
+        legs = []   # no clean hip-knee-ankle chains: foot lock is skipped
+    return core_bake.BakeSkeleton(names=names, parents=parents, offsets=np.asarray(arrays["bone_offsets"]),
+                              root=names.index(bones["root"]), hips=names.index(bones["hips"]), legs=legs)
+
+
+def sample_controller(context, obj, frames):
+    """World positions (F, 3) and facings (F, 2) of the controller on (possibly
+    fractional) scene frames."""
+    from . import controller as controller_build
+
+    return controller_build.sample_controller(context, obj, frames)
+
+
+def toe_speeds(db, arrays):
+    """(N, 2) speed of each toe in the take, per row (central differences within clips)."""
+    from ..core.skeleton.contacts import central_velocity
+
+    toes = np.asarray(arrays["toe_positions"])
+    out = np.empty(toes.shape[:2])
+    for c in range(len(db.clip_names)):
+        rows = db.clip_rows(c)
+        out[rows] = np.linalg.norm(central_velocity(toes[rows], float(db.clip_fps[c])), axis=-1)
+    return out
+
+
+def search_index(db, arrays):
+    """The search index of the scene's database, built once per stored bytes
+    (cached with the parsed database, see database_store.derived)."""
+    return database_store.derived(db, "search_index", lambda: SearchIndex(db.features))
+
+
+@dataclasses.dataclass
+class BakeOutput:
+    """What a bake computed, ready to key (nothing is written yet)."""
+
+    result: core_bake.BakeResult       # per simulation step, at the database's rate
+    frames: np.ndarray                 # (F,) the scene frames to key
+    times: np.ndarray                  # (F,) their seconds from the first
+    locations: np.ndarray              # (F, J, 3) pose-bone locations on those frames
+    rotations: np.ndarray              # (F, J, 4) pose-bone quaternions
+    skeleton: core_bake.BakeSkeleton   # the database skeleton
+    settings: core_bake.BakeSettings   # as baked (the toe floor filled in)
+    report: dict                       # the report's figures (README, report.json) and per-frame arrays
+    controller_world: np.ndarray = None  # (F, 3) the controller in world space on those frames
+
+
+def run(*args, progress=None, **kwargs):
+    """:func:`run_steps` to the end; ``progress`` (optional) gets the fraction done."""
+    return core_bake.run_to_end(run_steps(*args, **kwargs), progress)
+
+
+def with_take_toe_floor(settings, db, arrays):
+    """Unless the settings give a toe floor, keep toes above the height planted
+    toes have in the take, less 1 cm (blends after jumps can otherwise swing a
+    free toe through the floor)."""
+    if settings.toe_floor is not None or db.contacts is None:
+        return settings
+    toes_z = np.asarray(arrays["toe_positions"])[:, :, 2]
+    return dataclasses.replace(settings, toe_floor=core_bake.toe_floor(toes_z, db.contacts))
+
+
+def run_steps(context, controller, armature, settings, tag_query="", frame_start=None, frame_end=None,
+              path_scale=1.0, to_bake=None, database=None):
+    """Simulate and return a :class:`BakeOutput` (no data written).
+
+    ``path_scale``: when the result will be retargeted onto a character of
+    another size (positions scaled by it), the database skeleton walks the path
+    divided by it, so the retargeted character walks the path itself; distances
+    in the report are given in the target's size. ``to_bake`` (4, 4): the
+    matrix taking the world to the space the database skeleton walks in
+    (default: the inverse of the armature's world matrix, divided by
+    ``path_scale``; see :func:`controller_matrix` for another rig). ``database``:
+    what :func:`ensure_database` returned, when the caller has just called it (its
+    fingerprint check reads every key of the listed actions). A generator yielding
+    the fraction done; a caller may stop it early, nothing is written here."""
+    scene = context.scene
+    t0 = time.perf_counter()
+    db, arrays, note = database if database is not None else ensure_database(context)
+    skeleton = skeleton_of(arrays)
+    fs = scene.frame_start if frame_start is None else frame_start
+    fe = scene.frame_end if frame_end is None else frame_end
+    if fe <= fs:
+        raise MotionMatchingError("The frame range %d-%d has one frame: the bake needs at least two." % (fs, fe))
+    sfps = scene_fps(scene)
+    fps = float(db.clip_fps[0])
+    duration = (fe - fs) / sfps
+    steps = int(np.floor(duration * fps + 1e-6)) + 1
+    sim_frames = fs + np.arange(steps) / fps * sfps
+    ctrl_world, facing = sample_controller(context, controller, sim_frames)
+    # Into the armature's space (the bake works there).
+    if to_bake is None:
+        inv = np.linalg.inv(np.asarray(armature.matrix_world, dtype=np.float64))
+        ctrl = (ctrl_world @ inv[:3, :3].T + inv[:3, 3]) / path_scale
+    else:
+        inv = np.asarray(to_bake, dtype=np.float64)
+        ctrl = ctrl_world @ inv[:3, :3].T + inv[:3, 3]
+    if facing is not None:
+        f3 = np.column_stack([facing, np.zeros(len(facing))]) @ inv[:3, :3].T
+        facing = f3[:, :2] / np.maximum(np.linalg.norm(f3[:, :2], axis=1, keepdims=True), 1e-12)
+    allowed, playable = database_search.bake_rows(db, arrays, tag_query, settings)
+    settings = with_take_toe_floor(settings, db, arrays)
+    result = yield from core_bake.bake_steps(
+        db, np.asarray(arrays["pose_locations"]), np.asarray(arrays["pose_rotations"]), skeleton,
+        ctrl, facing, settings=settings, allowed=allowed, index=search_index(db, arrays),
+        root_positions=np.asarray(arrays["root_positions"]), root_quats=np.asarray(arrays["root_quats"]),
+        toe_speeds=toe_speeds(db, arrays) if settings.lock_on_data else None, playable=playable)
+    frames = np.arange(fs, fe + 1, dtype=np.float64)
+    times = (frames - fs) / sfps
+    locs, rots = core_bake.resample(result, times)
+    sim_seconds = time.perf_counter() - t0
+    report = figures(db, arrays, skeleton, result, frames, times, sfps, fps, sim_seconds, path_scale)
+    report.update(quality(db, arrays, skeleton, result, frames, times, sfps, locs, rots, allowed,
+                          facing if settings.use_facing else None, path_scale))
+    report["note"] = note
+    ctrl_frames = np.column_stack([np.interp(frames, sim_frames, ctrl_world[:, k]) for k in range(3)])
+    return BakeOutput(result=result, frames=frames, times=times, locations=locs, rotations=rots,
+                      skeleton=skeleton, settings=settings, report=report, controller_world=ctrl_frames)
+
+
+def figures(db, arrays, skeleton, result, frames, times, sfps, fps, seconds, path_scale=1.0):
+    """The report's numbers (see README, 'Bake report')."""
+    at = core_bake.step_index(result, times)
+    ctrl = result.controller
+    track, track_mean, track_max = metrics.tracking(result.root_pos * path_scale, ctrl * path_scale)
+    contacts = db.contacts if db.contacts is not None else np.zeros((db.num_rows, 2), dtype=bool)
+    toes, ankles = core_bake.leg_points(skeleton, core_bake.forward_kinematics(
+        skeleton, result.locations, result.rotations))
+    sliding = metrics.sliding_report(
+        toes, ankles, result.root_pos, np.asarray(arrays["toe_positions"]), np.asarray(arrays["foot_positions"]),
+        np.asarray(arrays["root_positions"]), contacts, fps, segments=db.clip_index)
+    searches = int(result.searched.sum())
+    costs = result.cost[result.searched]
+    search_frames = frames[0] + np.flatnonzero(result.searched) * result.dt * sfps
+    worst = metrics.worst_moments(np.rint(search_frames), costs) if searches else []
+    duration = times[-1] if len(times) else 0.0
+    return {
+        "frames": int(len(frames)), "frame_start": int(frames[0]), "frame_end": int(frames[-1]),
+        "fps": float(sfps), "database_fps": float(fps), "steps": int(len(result.rows)),
+        "searches": searches, "jumps": int(result.jumped.sum()), "foot_locks": int(result.lock_count),
+        **sliding,
+        "tracking_error_mean_m": track_mean, "tracking_error_max_m": track_max,
+        "match_cost_mean": float(costs.mean()) if searches else 0.0,
+        "match_cost_max": float(costs.max()) if searches else 0.0,
+        "worst_moments": [{"frame": f, "cost": c} for f, c in worst],
+        "bake_seconds": float(seconds),
+        "real_time_factor": float(duration / seconds) if seconds > 0 else 0.0,
+        "final_distance_m": float(path_scale * np.linalg.norm(result.root_pos[-1, :2] - ctrl[-1, :2])),
+        "per_frame": {
+            "match_cost": result.cost[at], "jump": _any_between(result.jumped, at),
+            "contact": result.contacts[at], "lock": result.locked[at], "tracking_error": track[at],
+            "root_yaw": core_bake.yaw_of(result.root_quat[at]),
+        },
+    }
+
+
+def _at_times(values, dt, times):
+    """Per-step values (S, ...) linearly interpolated at ``times`` seconds."""
+    x = np.clip(np.asarray(times) / dt, 0.0, len(values) - 1)
+    i0 = np.floor(x).astype(np.int64)
+    i1 = np.minimum(i0 + 1, len(values) - 1)
+    a = (x - i0).reshape((-1,) + (1,) * (np.ndim(values) - 1))
+    return values[i0] * (1 - a) + values[i1] * a
+
+
+def skeleton_joints(skeleton, locs, rots, fps, contacts, scale=1.0):
+    """A :class:`core.measure.bake_quality.Joints` of pose channels (T, J, 3), (T, J, 4)
+    in armature space (times ``scale``)."""
+    pose = core_bake.forward_kinematics(skeleton, locs, rots)
+    heads = pose[:, :, :3, 3] * scale
+    legs = skeleton.legs
+
+    def pair(k):
+        return heads[:, [legs[0][k], legs[1][k]]]
+
+    arms = _upper_arms(skeleton)
+    return bake_quality.Joints(fps=float(fps), hips=heads[:, skeleton.hips], hip_joints=pair(0), ankles=pair(2),
+                               toes=pair(3), contacts=np.asarray(contacts, dtype=bool),
+                               shoulders=heads[:, arms] if arms else None)
+
+
+def _upper_arms(skeleton):
+    """[left, right] upper-arm bone indices of the skeleton by the humanoid
+    mapping, or None when it has none."""
+    J = len(skeleton.names)
+    rest = core_bake.forward_kinematics(skeleton, np.zeros((1, J, 3)), np.tile([1.0, 0.0, 0.0, 0.0], (1, J, 1)))
+    try:
+        mapping = humanoid.auto_map(list(skeleton.names), np.asarray(skeleton.parents), rest[0, :, :3, 3])
+    except MotionMatchingError:
+        return None
+    arms = [mapping.get(j) for j in ("LeftUpperArm", "RightUpperArm")]
+    if not all(arms):
+        return None
+    return [list(skeleton.names).index(a) for a in arms]
+
+
+def _is_mirror(arrays, c):
+    return "clip_mirrored" in arrays and bool(arrays["clip_mirrored"][c])
+
+
+def raw_take_joints(db, arrays, skeleton, fps):
+    """Every clip of the database played ``fps`` times a second (its rows
+    blended on fractional frames), as :class:`core.measure.bake_quality.Joints`; and the
+    take's planted ankle height. Cached per database and rate."""
+    def make():
+        locs_all, rots_all = np.asarray(arrays["pose_locations"]), np.asarray(arrays["pose_rotations"])
+        contacts = db.contacts if db.contacts is not None else np.zeros((db.num_rows, 2), dtype=bool)
+        # The take is what was captured: mirror images (Mirror Takes) slide as their takes do.
+        takes = [c for c in range(len(db.clip_names)) if not _is_mirror(arrays, c)]
+        keep = np.concatenate([np.arange(db.clip_offsets[c], db.clip_offsets[c + 1]) for c in takes])
+        full = skeleton_joints(skeleton, locs_all[keep].astype(np.float64), rots_all[keep].astype(np.float64),
+                               float(db.clip_fps[0]), contacts[keep])
+        floor = path_metrics.planted_height(full.ankles, full.toes, float(db.clip_fps[0]))
+        clips = []
+        for c in takes:
+            rows = db.clip_rows(c)
+            rows = np.arange(rows.start, rows.stop) if isinstance(rows, slice) else np.asarray(rows)
+            if len(rows) < 2:
+                continue
+            step = float(db.clip_fps[c]) / fps
+            x = np.arange(int(np.floor((len(rows) - 1) / step + 1e-9)) + 1) * step
+            i0 = np.floor(x).astype(np.int64)
+            i1 = np.minimum(i0 + 1, len(rows) - 1)
+            a = (x - i0)[:, None, None]
+            locs = locs_all[rows[i0]] * (1 - a) + locs_all[rows[i1]] * a
+            q0, q1 = rots_all[rows[i0]].astype(np.float64), rots_all[rows[i1]].astype(np.float64)
+            q1 = np.where(np.sum(q0 * q1, axis=-1, keepdims=True) < 0, -q1, q1)
+            rots = q0 * (1 - a) + q1 * a
+            rots /= np.linalg.norm(rots, axis=-1, keepdims=True)
+            near = rows[np.clip(np.rint(x).astype(np.int64), 0, len(rows) - 1)]
+            clips.append(skeleton_joints(skeleton, locs, rots, fps, contacts[near]))
+        return clips, floor
+
+    return database_store.derived(db, "raw_take_joints_%g" % fps, make)
+
+
+def quality(db, arrays, skeleton, result, frames, times, sfps, locs, rots, allowed, facing, path_scale=1.0):
+    """The report's measured figures and ``warnings`` (core.measure.bake_quality), from the
+    baked joints on the scene's frames against the raw take at the same rate."""
+    if len(skeleton.legs) < 2:
+        return {"warnings": []}
+    at = core_bake.step_index(result, times)
+    bake = skeleton_joints(skeleton, locs, rots, sfps, result.contacts[at], path_scale)
+    raw, floor = raw_take_joints(db, arrays, skeleton, sfps)
+    floor *= path_scale
+    if path_scale != 1.0:
+        raw = [dataclasses.replace(j, hips=j.hips * path_scale, hip_joints=j.hip_joints * path_scale,
+                                   ankles=j.ankles * path_scale, toes=j.toes * path_scale) for j in raw]
+    path = _at_times(result.controller, result.dt, times) * path_scale
+    asked = None
+    if facing is not None:
+        asked = _at_times(np.asarray(facing, dtype=np.float64), result.dt, times)
+        asked /= np.maximum(np.linalg.norm(asked, axis=1, keepdims=True), 1e-12)
+    out = bake_quality.figures(bake, raw, floor, path=path, asked_facing=asked)
+    coverage = database_store.derived(db, "coverage_%d" % hash(np.asarray(allowed).tobytes()), lambda: (
+        bake_quality.database_coverage(np.asarray(arrays["root_positions"]) * path_scale,
+                                       core_bake.yaw_of(np.asarray(arrays["root_quats"])), db.clip_index,
+                                       float(db.clip_fps[0]), allowed)))
+    sim = _at_times(result.sim_pos, result.dt, times) * path_scale
+    out["warnings"] = bake_quality.warnings(bake, frames, floor, _any_between(result.searched, at),
+                                            _any_between(result.jumped, at), path=sim, asked_facing=asked,
+                                            coverage=coverage, rows=result.rows[at])
+    return out
+
+
+def _any_between(flags, at):
+    """Per frame: did a flag rise on any step since the previous frame."""
+    c = np.concatenate([[0], np.cumsum(flags)])
+    prev = np.concatenate([[-1], at[:-1]])
+    return (c[at + 1] - c[prev + 1]) > 0
+
+
+def check_skeleton(armature, skeleton):
+    """Refuse an armature that lacks bones of the database skeleton, naming them."""
+    missing = [n for n in skeleton.names if n not in armature.data.bones]
+    if missing:
+        raise MotionMatchingError("%s lacks bones of the database skeleton: %s." % (
+            armature.name, ", ".join(missing[:8]) + (" ..." if len(missing) > 8 else "")))
+
+
+def write(armature, output, name="MM_Bake"):
+    """A new action on ``armature`` with every bone keyed on every frame of the
+    :class:`BakeOutput`, plus the per-frame figures as keyed custom properties.
+    Returns the action; on failure nothing is left."""
+    skeleton, frames, locs, rots = output.skeleton, output.frames, output.locations, output.rotations
+    names = skeleton.names
+    check_skeleton(armature, skeleton)
+    ad = armature.animation_data
+    previous = ad.action if ad else None
+    if previous is not None:
+        previous.use_fake_user = True   # keep the take the armature played
+    action = compat.new_action(armature, name)
+    try:
+        channels, cols = [], []
+        moving_loc = np.ptp(locs, axis=0).max(axis=1) > 1e-7
+        for j, bone in enumerate(names):
+            if j in (skeleton.root, skeleton.hips) or moving_loc[j]:
+                path = armature_data.bone_path(bone, "location")
+                channels += [(path, k, bone) for k in range(3)]
+                cols.append(locs[:, j])
+            path = armature_data.bone_path(bone, "rotation_quaternion")
+            channels += [(path, k, bone) for k in range(4)]
+            cols.append(rots[:, j])
+        for bone in names:
+            armature.pose.bones[bone].rotation_mode = "QUATERNION"
+        compat.write_curves(action, armature, channels, frames, np.concatenate(cols, axis=1))
+        _key_figures(action, armature, frames, output.report)
+    except BaseException:
+        bpy.data.actions.remove(action)
+        if previous is not None:
+            compat.assign_action(armature, previous)
+        raise
+    return action
+
+
+def report_text(report):
+    """The summary as a plain-text table."""
+    rows = [
+        ("frames", "%d (%d-%d at %g fps; database %g fps)" % (report["frames"], report["frame_start"],
+                                                             report["frame_end"], report["fps"], report["database_fps"])),
+        ("searches / jumps", "%d / %d" % (report["searches"], report["jumps"])),
+        ("foot locks", "%d" % report["foot_locks"]),
+        ("foot sliding (m, L/R)", "%.3f / %.3f" % (report["foot_sliding_m"]["left"], report["foot_sliding_m"]["right"])),
+        ("toe sliding cm/foot/moving s", "%.2f (raw take %.2f)" % (report["foot_sliding_cm_per_foot_per_moving_s"],
+                                                                  report["raw_foot_sliding_cm_per_foot_per_moving_s"])),
+        ("ankle sliding cm/foot/moving s", "%.2f (raw take %.2f)" % (report["ankle_sliding_cm_per_foot_per_moving_s"],
+                                                                    report["raw_ankle_sliding_cm_per_foot_per_moving_s"])),
+        ("tracking error (m)", "mean %.3f, max %.3f" % (report["tracking_error_mean_m"], report["tracking_error_max_m"])),
+    ]
+    if "contact_sliding_ratio" in report:
+        asked = report.get("facing_error_asked_mean_deg")
+        rows += [
+            ("planted sliding cm/foot/moving s", "%.2f (raw take %.2f, %.2fx)" % (
+                report["contact_sliding_cm_per_foot_per_moving_s"], report["raw_contact_sliding_cm_per_foot_per_moving_s"],
+                report["contact_sliding_ratio"])),
+            ("seed ankle figure m/14.5 s", "%.2f" % report["seed_ankle_sliding_m_per_14_5_s"]),
+            ("facing off travel / asked (deg)", "%.1f / %s" % (report["facing_error_travel_mean_deg"],
+                                                               "-" if asked is None else "%.1f" % asked)),
+        ]
+        hips = report.get("hips_facing_error_asked_mean_deg")
+        if hips is not None:
+            rows.append(("hip joints off asked facing (deg)", "%.1f" % hips))
+        rows += [
+            ("hips to path (m)", "mean %.3f, max %.3f" % (report["hips_tracking_mean_m"], report["hips_tracking_max_m"])),
+        ]
+    rows += [
+        ("match cost", "mean %.3f, max %.3f" % (report["match_cost_mean"], report["match_cost_max"])),
+        ("worst moments", ", ".join("frame %d (%.2f)" % (w["frame"], w["cost"]) for w in report["worst_moments"]) or "-"),
+        ("bake", "%.2f s, %.1fx real time" % (report["bake_seconds"], report["real_time_factor"])),
+    ]
+    width = max(len(k) for k, _ in rows)
+    lines = ["%-*s  %s" % (width, k, v) for k, v in rows]
+    if "size_ratio" in report:
+        lines.append("%-*s  %.3f (onto %s)" % (width, "size ratio", report["size_ratio"],
+                                               report.get("retargeted_onto", "another rig")))
+    lines += ["Warning: %s" % w for w in report.get("warnings", [])]
+    if report.get("note"):
+        lines.append(report["note"])
+    return "\n".join(lines)
+
+
+def json_report(report):
+    """The report without per-frame arrays, for JSON."""
+    return {k: v for k, v in report.items() if k != "per_frame"}
+
+
+# ---------------------------------------------------------------------------
+# Baking onto another rig: retarget each frame, then plant the feet again
+
+
+def needs_retarget(armature, skeleton):
+    """True when ``armature`` is not the database's own skeleton."""
+    return any(n not in armature.data.bones for n in skeleton.names)
+
+
+def source_armature(context):
+    """The armature the database's actions play on (for its mapping and T-pose)."""
+    for e in context.scene.motion_matching.entries:
+        if e.armature is not None:
+            return e.armature
+    raise MotionMatchingError("Baking onto another rig needs the database's own armature in the scene "
+                              "(its bone mapping and T-pose): it is gone.")
+
+
+def retarget_setup(context, target, scale=None):
+    """The retarget plan from the database's armature onto ``target``
+    (``scale``: the size ratio, None for automatic)."""
+    from . import retarget as retarget_bridge
+
+    return retarget_bridge.plan_for(context, source_armature(context), target, scale=scale)
+
+
+def controller_matrix(setup):
+    """The matrix taking the world to the database armature's space for a bake
+    onto another rig: into the target's ground frame (where its object stands
+    and faces), divided by the size ratio (the database skeleton walks the
+    path at its own size, so the retargeted rig walks it at its own), and out
+    of the database armature's body frame (its tilt and scale)."""
+    src, ratio = setup.source, setup.plan.scale
+    body_inv = np.eye(4)
+    body_inv[:3, :3] = src.turn.T / src.scale
+    body_inv[:3, 3] = -(src.turn.T @ src.shift) / src.scale
+    shrink = np.diag([1.0 / ratio, 1.0 / ratio, 1.0 / ratio, 1.0])
+    return body_inv @ shrink @ np.linalg.inv(setup.ground)
+
+
+def target_world_joints(setup, result):
+    """World positions of the target rig's hips, pelvis, head, ankles and toes
+    on every frame of a retarget result (retarget_bridge.world_joints): the
+    report's figures are measured on the character itself."""
+    from . import retarget as retarget_bridge
+
+    return retarget_bridge.world_joints(setup, result)
+
+
+def write_retargeted(context, target, output, setup, name="MM_Bake"):
+    """Retarget the baked frames of the :class:`BakeOutput` onto ``target``
+    (core.retarget through the T-pose correspondence), enforce the database's
+    foot contacts again on the target's own legs (foot lock + two-joint IK), and
+    key the result with the per-frame figures. Returns (action, warnings)."""
+    from . import retarget as retarget_bridge
+
+    frames, report = output.frames, output.report
+    pose = core_bake.forward_kinematics(output.skeleton, output.locations, output.rotations)
+    result = retarget_bridge.retarget_pose(setup, pose)
+    tgt = setup.target
+    names = list(tgt.names)
+    J = len(names)
+    # Foot lock and floor work in the target's body frame (metres, Z up).
+    t_locs = np.zeros((len(frames), J, 3))
+    t_rots = np.zeros((len(frames), J, 4))
+    t_rots[..., 0] = 1.0
+    t_locs[:, result.located] = result.locations * tgt.scale
+    t_rots[:, result.keyed] = result.rotations
+    legs = []
+    tmap = setup.target_map
+    for side in ("Left", "Right"):
+        chain = [tmap.get(side + k) for k in ("UpperLeg", "LowerLeg", "Foot", "Toes")]
+        if all(chain):
+            legs.append(tuple(names.index(b) for b in chain))
+    warnings = list(getattr(setup, "warnings", []))
+    keyed = set(int(j) for j in result.keyed)
+    if len(legs) == 2 and all(j in keyed for leg in legs for j in leg[:3]) and not getattr(setup.plan, "overridden", None):
+        t_skel = core_bake.BakeSkeleton(names=names, parents=np.asarray(tgt.parents),
+                                    offsets=tgt.offsets,
+                                    root=0, hips=names.index(tmap["Hips"]), legs=legs)
+        _stand_on_soles(target, setup, t_skel, t_locs, t_rots, result, report)
+        yaw = report["per_frame"]["root_yaw"]
+        root_quat = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), yaw)
+        floor = _target_floor(t_skel, t_locs, t_rots, report["per_frame"]["contact"])
+        fset = dataclasses.replace(output.settings, toe_floor=floor)
+        sfps = report["fps"]
+        t_rots, locked, count, _toes = core_bake.apply_foot_lock(
+            t_skel, t_locs, t_rots, report["per_frame"]["contact"], root_quat, 1.0 / sfps, fset)
+        report["target_foot_locks"] = int(count)
+        result.rotations = tf.quat_unroll(t_rots[:, result.keyed], axis=0)
+    else:
+        warnings.append("the target's legs are not all mapped (hip, knee, ankle, toes), so its feet were not "
+                        "planted again")
+    world = target_world_joints(setup, result)
+    if output.controller_world is not None:
+        track, report["tracking_error_mean_m"], report["tracking_error_max_m"] = metrics.tracking(
+            world["hips"], output.controller_world)
+        report["per_frame"]["tracking_error"] = track
+        report["final_distance_m"] = float(track[-1])
+    report["size_ratio"] = float(setup.plan.scale)
+    warnings += retarget_checks.result_warnings(target.name, setup.plan.target_height, world,
+                                                output.controller_world)
+    warnings = ["Retargeted onto %s: %s." % (target.name, w) for w in warnings]
+    report["warnings"] = list(report.get("warnings", [])) + warnings
+    action, _switched = retarget_bridge.write_action(target, setup, result, frames, name)
+    _key_figures(action, target, frames, report)
+    report["retargeted_onto"] = target.name
+    target["mm_size_ratio"] = report["size_ratio"]      # shown in the Retarget panel
+    return action, warnings
+
+
+def _stand_on_soles(target, setup, t_skel, t_locs, t_rots, result, report):
+    """With a skinned mesh, lift or lower the hips so that the toe floor (the
+    planted toe height less 1 cm, which the toes are kept above) lies as high
+    as the toe joints stand above the mesh's soles at rest: the mesh, not the
+    bones, stands on the floor, and a toe held at the toe floor keeps its sole
+    on it. The shift (world metres) goes into the report as ``sole_shift_m``."""
+    from . import retarget as retarget_bridge
+
+    above = retarget_bridge.toe_above_soles(target, setup)
+    contacts = report["per_frame"]["contact"]
+    if above is None or not np.any(contacts):
+        return
+    pose = core_bake.forward_kinematics(t_skel, t_locs, t_rots)
+    z = np.stack([pose[:, leg[3], 2, 3] for leg in t_skel.legs], axis=1)
+    dz = above - core_bake.toe_floor(z, contacts)
+    # The hips' location is in its rest frame; its parents only turn about
+    # the vertical, so a world lift is the same local vector on every frame.
+    hips = setup.plan.target_hips
+    lift = tf.quat_rotate(tf.quat_conjugate(setup.plan.rest_rot[hips]), np.array([0.0, 0.0, dz]))
+    t_locs[:, hips] += lift
+    k = int(np.flatnonzero(result.located == hips)[0])
+    result.locations[:, k] += lift / setup.target.scale
+    report["sole_shift_m"] = float(dz)
+
+
+def _target_floor(t_skel, t_locs, t_rots, contacts):
+    """The target's planted toe height (median over contact frames), less 1 cm."""
+    pose = core_bake.forward_kinematics(t_skel, t_locs, t_rots)
+    z = np.stack([pose[:, leg[3], 2, 3] for leg in t_skel.legs], axis=1)
+    return core_bake.toe_floor(z, contacts)
+
+
+def _key_figures(action, armature, frames, report):
+    per = report["per_frame"]
+    values = {
+        "mm_match_cost": per["match_cost"], "mm_jump": per["jump"].astype(float),
+        "mm_contact_left": per["contact"][:, 0].astype(float), "mm_contact_right": per["contact"][:, 1].astype(float),
+        "mm_lock_left": per["lock"][:, 0].astype(float), "mm_lock_right": per["lock"][:, 1].astype(float),
+        "mm_tracking_error": per["tracking_error"],
+    }
+    for key in FIGURES:
+        armature[key] = 0.0
+    smooth = (FIGURES[0], FIGURES[-1])
+    compat.write_curves(action, armature, [('["%s"]' % k, 0, "Motion Matching") for k in smooth],
+                        frames, np.column_stack([values[k] for k in smooth]))
+    flags = FIGURES[1:-1]
+    compat.write_curves(action, armature, [('["%s"]' % k, 0, "Motion Matching") for k in flags],
+                        frames, np.column_stack([values[k] for k in flags]), interpolation="CONSTANT")

@@ -1,0 +1,89 @@
+"""The bake's settings in Blender, made from ``core.bake.BakeSettings``.
+
+Each knob of the dataclass (``core.bake.knobs``) becomes a Blender property
+with its label, description, bounds and unit: on the scene
+(``scene.motion_matching.bake_settings``, drawn by the Bake panel and read by
+the bake and the live preview) and on the bake operator, where an option given
+by a script overrides the scene's value. :func:`to_core` is the one way back
+to a ``BakeSettings``.
+"""
+
+import bpy
+from bpy.props import BoolProperty, FloatProperty, IntProperty
+
+from ..core.bake.pipeline import BakeSettings, knobs
+
+# How core's units show in Blender.
+_UNITS = {
+    "time": {"unit": "TIME_ABSOLUTE"},
+    "length": {"unit": "LENGTH"},
+    "velocity": {"unit": "VELOCITY"},
+    "angle": {"subtype": "ANGLE"},
+    "factor": {"subtype": "FACTOR"},
+    None: {},
+}
+
+
+def property_names():
+    """The Blender property name of every knob, in order."""
+    return [k.ui_name for k in knobs()]
+
+
+def _property(k, options):
+    kw = dict(name=k.label, description=k.description, default=k.default)
+    if options is not None:
+        kw["options"] = options
+    if k.type is bool:
+        return BoolProperty(**kw)
+    for bound in ("min", "max", "soft_max"):
+        if getattr(k, bound) is not None:
+            kw[bound] = getattr(k, bound)
+    if k.type is int:
+        return IntProperty(**kw)
+    return FloatProperty(**kw, **_UNITS[k.unit])
+
+
+def properties(options=None):
+    """{name: bpy.props definition} for every knob."""
+    return {k.ui_name: _property(k, options) for k in knobs()}
+
+
+def with_knobs(options=None):
+    """Class decorator: add a property per knob to a PropertyGroup or Operator
+    (after its own properties)."""
+
+    def add(cls):
+        own = dict(cls.__dict__.get("__annotations__", {}))
+        own.update(properties(options))
+        cls.__annotations__ = own
+        return cls
+
+    return add
+
+
+def to_core(settings, operator=None):
+    """``BakeSettings`` from a property group with the knobs (the scene's); an
+    option ``operator`` was given explicitly takes precedence."""
+    values = {}
+    for k in knobs():
+        source = settings
+        if operator is not None and operator.properties.is_property_set(k.ui_name):
+            source = operator
+        values[k.name] = getattr(source, k.ui_name)
+    return BakeSettings(**values)
+
+
+def fill_unset(operator, settings):
+    """Give an operator's knobs that were not set the scene's values (so its
+    redo panel shows what it baked with)."""
+    for name in property_names():
+        if not operator.properties.is_property_set(name):
+            setattr(operator, name, getattr(settings, name))
+
+
+@with_knobs()
+class MOTION_MATCHING_PG_bake_settings(bpy.types.PropertyGroup):
+    """The scene's bake settings: what Bake and the live preview use."""
+
+
+classes = (MOTION_MATCHING_PG_bake_settings,)

@@ -1,0 +1,141 @@
+"""Turn a converted BVH take (core.io.bvh.BlenderMotion) into an armature and an action."""
+
+import bpy
+import numpy as np
+from mathutils import Matrix
+
+from ..core.io.bvh import keyed_channel_list, keyed_channels
+from . import armature_data, compat
+
+
+def _fix_zero_length(motion):
+    """Tails for bones still shorter than 1 mm after the parser's fix, as Blender's
+    importer treats them: extend along the parent's direction, else along +Y."""
+    heads, tails = motion.heads, motion.tails.copy()
+    lengths = np.linalg.norm(tails - heads, axis=1)
+    nonzero = lengths[lengths > 0]
+    average = nonzero.mean() if len(nonzero) else 0.1
+    zero_area = lengths < 0.001
+    parents = np.asarray(motion.parents)
+    for j in np.nonzero(zero_area)[0]:
+        p = parents[j]
+        step = (tails[p] - heads[p]) if p >= 0 else np.zeros(3)
+        if p >= 0 and np.linalg.norm(step) > 0:
+            tails[j] = tails[j] + step
+        else:
+            tails[j, 1] += average
+    return tails, zero_area
+
+
+def build(context, name, motion, frames, collection=None, progress=None, timings=None):
+    """Create the armature object and its action; return the object.
+
+    ``frames`` (F,) are the scene frames of the keys. Bones are made in the
+    source's axes with no roll and then turned by the axis conversion, so their
+    rest orientation is the one Blender's BVH importer gives. Every step works
+    on lists indexed by joint (no look-ups by name), so the work grows with the
+    number of joints and frames, not faster (but Blender's own creation of
+    F-Curves). ``progress(stage, fraction)`` is told about the stages "create"
+    and "keys"; ``timings`` (a dict) gets the seconds of each step. On any failure everything created so far is removed again.
+    """
+    import time
+
+    collection = collection or context.collection
+    created = {"arm": None, "obj": None, "action": None}
+    clock = [time.perf_counter()]
+
+    def mark(stage):
+        if timings is not None:
+            now = time.perf_counter()
+            timings[stage] = now - clock[0]
+            clock[0] = now
+
+    def tell(stage, fraction):
+        if progress is not None:
+            progress(stage, fraction)
+
+    try:
+        arm = created["arm"] = bpy.data.armatures.new(name)
+        obj = created["obj"] = bpy.data.objects.new(name, arm)
+        collection.objects.link(obj)
+        for other in context.view_layer.objects:
+            other.select_set(False)
+        obj.select_set(True)
+        context.view_layer.objects.active = obj
+
+        tails, zero_area = _fix_zero_length(motion)
+        parents = np.asarray(motion.parents)
+        # Connected when the child sits exactly on its parent's tail and has no
+        # translation of its own (as Blender's importer does).
+        has_parent = parents >= 0
+        parent_or_self = np.where(has_parent, parents, np.arange(len(parents)))
+        connect = (has_parent & ~motion.has_loc & ~zero_area[parent_or_self]
+                   & np.all(motion.tails[parent_or_self] == motion.heads, axis=1))
+        bpy.ops.object.mode_set(mode="EDIT")
+        edit_bones = arm.edit_bones
+        ebs = []
+        every = max(1, len(motion.names) // 50)
+        for j, bone_name in enumerate(motion.names):
+            ebs.append(edit_bones.new(bone_name))
+            if (j + 1) % every == 0:
+                tell("create", 0.2 * (j + 1) / len(motion.names))
+        mark("bones")
+        # In bulk: setting a head or tail one bone at a time makes Blender visit
+        # every edit bone to update connected children (work growing with the
+        # square of the bone count).
+        edit_bones.foreach_set("head", motion.heads.astype(np.float32).ravel())
+        edit_bones.foreach_set("tail", tails.astype(np.float32).ravel())
+        edit_bones.foreach_set("roll", np.zeros(len(ebs), dtype=np.float32))
+        for j in np.nonzero(has_parent)[0].tolist():
+            ebs[j].parent = ebs[parents[j]]
+        # The flag alone: connected bones already sit on their parent's tail.
+        edit_bones.foreach_set("use_connect", connect)
+        names = [eb.name for eb in ebs]
+        # The action's curves are made now, before leaving edit mode frees the
+        # edit bones: Blender walks the existing curves for each new one, which
+        # is several times quicker while they lie together in memory.
+        action = created["action"] = compat.new_action(obj, name)
+        paths = {}
+        curve_channels = []
+        for j, kind, k in keyed_channel_list(motion):
+            path = paths.get((j, kind))
+            if path is None:
+                path = paths[(j, kind)] = armature_data.bone_path(names[j], kind)
+            curve_channels.append((path, k, names[j]))
+        curves = compat.ensure_curves(action, obj, curve_channels,
+                                      progress=lambda f: tell("create", 0.2 + 0.7 * f))
+        mark("curves")
+        conv = Matrix(motion.conversion.tolist()).to_4x4()
+        arm.transform(conv)
+        bpy.ops.object.mode_set(mode="OBJECT")
+        tell("create", 1.0)
+        mark("object mode")
+
+        rest = armature_data.rest_matrices(arm, names)
+        _channels, rows = keyed_channels(motion, rest[:, :3, :3])
+        mark("convert keys")
+        if curves:
+            compat.write_keys(curves, frames, rows, progress=lambda f: tell("keys", f))
+        mark("write keys")
+        return obj
+    except BaseException:
+        if context.mode != "OBJECT" and created["obj"] is not None:
+            try:
+                bpy.ops.object.mode_set(mode="OBJECT")
+            except RuntimeError:
+                pass
+        remove_created(created)
+        raise
+
+
+def remove_created(created):
+    """Remove datablocks made by a failed operation (dict of name -> ID or None)."""
+    obj = created.get("obj")
+    if obj is not None:
+        bpy.data.objects.remove(obj)
+    action = created.get("action")
+    if action is not None:
+        bpy.data.actions.remove(action)
+    arm = created.get("arm")
+    if arm is not None:
+        bpy.data.armatures.remove(arm)

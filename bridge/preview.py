@@ -1,0 +1,285 @@
+"""Live preview: pose the armature as the timeline plays or scrubs, with the
+pose the bake would key on that frame, without writing keys.
+
+Turning preview on runs the bake's simulation once over the scene's range, with
+the scene's bake settings (the ones the Bake button uses), and keeps the result
+in memory; a frame-change handler then sets each pose bone's channels from it,
+so scrubbing backwards shows exactly what playing forward shows. The armature's
+action is set aside while previewing (an action would override the pose) and
+given back when preview is turned off. A viewport overlay draws the controller's wanted future path, the matched path from the
+database, and foot contacts and locks; it does nothing in background mode and
+never raises.
+
+What was set aside lives in the scene's settings as ID pointers (armature,
+action) plus the bones' rotation modes, so it is saved with the file and
+follows renames of the scene, the armature or the action; the pointer also
+keeps the action alive with no other user. Only the simulation is in memory,
+keyed by a token stored on the scene. A file opened with a preview on cannot
+have its simulation back: opening it ends the preview (load_post handler).
+"""
+
+import json
+import uuid
+
+import bpy
+import numpy as np
+from bpy.app.handlers import persistent
+
+from ..core.maths import transforms as tf
+from . import bake as bake_bridge, bake_props as bake_settings, compat
+from .scene_data import scene_fps
+
+_state = {}          # preview key -> dict(result, frames, locs, rots, skeleton, report)
+_draw_handle = []
+
+
+def active(scene):
+    return bool(scene.motion_matching.preview_active)
+
+
+def _simulation(scene):
+    """The in-memory simulation posing ``scene`` (None when there is none)."""
+    mm = scene.motion_matching
+    if not mm.preview_active or not mm.preview_key:
+        return None
+    return _state.get(mm.preview_key)
+
+
+def start(context, settings=None):
+    """Simulate with the scene's bake settings (or ``settings``, a
+    core.bake.BakeSettings) and begin posing; returns the report dict of the
+    simulation."""
+    scene = context.scene
+    mm = scene.motion_matching
+    ctrl = bake_bridge.controller_object(context)
+    armature = bake_bridge.bake_target(context)
+    frame = scene.frame_current
+    try:
+        output = bake_bridge.run(context, ctrl, armature, settings or bake_settings.to_core(mm.bake_settings),
+                                 tag_query=mm.tag_query)
+    finally:
+        scene.frame_set(frame)
+    skeleton, report = output.skeleton, output.report
+    bake_bridge.check_skeleton(armature, skeleton)
+    ad = armature.animation_data or armature.animation_data_create()
+    key = uuid.uuid4().hex
+    _state[key] = dict(result=output.result, frames=output.frames, locs=output.locations,
+                       rots=output.rotations, skeleton=skeleton)
+    mm.preview_armature = armature
+    mm.preview_action = ad.action
+    mm.preview_modes = json.dumps({pb.name: pb.rotation_mode for pb in armature.pose.bones})
+    mm.preview_key = key
+    ad.action = None
+    for name in skeleton.names:
+        armature.pose.bones[name].rotation_mode = "QUATERNION"
+    mm.preview_active = True
+    apply(scene)
+    _ensure_overlay()
+    return report
+
+
+def stop(scene):
+    """Give the armature its action and rotation modes back and stop posing."""
+    mm = scene.motion_matching
+    _state.pop(mm.preview_key, None)
+    armature, action = mm.preview_armature, mm.preview_action
+    try:
+        modes = json.loads(mm.preview_modes) if mm.preview_modes else {}
+    except ValueError:
+        modes = {}
+    if armature is not None and armature.type == "ARMATURE":
+        bones = armature.pose.bones
+        for name, mode in (modes.items() if isinstance(modes, dict) else ()):
+            if name in bones:
+                try:
+                    bones[name].rotation_mode = mode
+                except TypeError:   # not a rotation mode (a hand-edited file): leave the bone as it is
+                    pass
+        if action is not None:
+            compat.assign_action(armature, action)
+    mm.preview_armature = None
+    mm.preview_action = None
+    mm.preview_modes = ""
+    mm.preview_key = ""
+    mm.preview_active = False
+    if not _state:
+        _remove_overlay()
+
+
+def pose_at(scene, frame):
+    """(locations (J, 3), quaternions (J, 4)) of the previewed pose on ``frame``,
+    exactly as the bake keys it on whole frames (blended between steps)."""
+    st = _simulation(scene)
+    frames = st["frames"]
+    i = int(np.clip(np.rint(frame - frames[0]), 0, len(frames) - 1))
+    return st["locs"][i], st["rots"][i]
+
+
+def apply(scene):
+    st = _simulation(scene)
+    if st is None:
+        return
+    armature = scene.motion_matching.preview_armature
+    if armature is None:
+        return
+    locs, rots = pose_at(scene, scene.frame_current)
+    bones = armature.pose.bones
+    for j, name in enumerate(st["skeleton"].names):
+        pb = bones[name]
+        pb.location = locs[j]
+        pb.rotation_quaternion = rots[j]
+
+
+@persistent
+def on_frame_change(scene, depsgraph=None):
+    mm = getattr(scene, "motion_matching", None)
+    if mm is None or not mm.preview_active:
+        return
+    try:
+        apply(scene)
+    except (ReferenceError, KeyError):
+        # The armature lost a bone the simulation poses: stop posing, keep what
+        # was set aside for Stop.
+        _state.pop(mm.preview_key, None)
+
+
+@persistent
+def on_load(*_args):
+    # Cached simulations belong to the file that made them.
+    _state.clear()
+    _remove_overlay()
+
+
+@persistent
+def on_load_post(*_args):
+    """A file saved with a preview on has lost its simulation: end the preview
+    there, giving the armature its action back."""
+    for scene in bpy.data.scenes:
+        mm = getattr(scene, "motion_matching", None)
+        if mm is not None and (mm.preview_active or mm.preview_action is not None) and _simulation(scene) is None:
+            stop(scene)
+
+
+# ---------------------------------------------------------------------------
+# Viewport overlay
+
+
+def overlay_lines(scene, horizon_s=1.0):
+    """World-space polylines for the overlay: (wanted future path, matched path
+    from the database, toe points, lock flags). Pure data, for drawing and tests."""
+    st = _simulation(scene)
+    if st is None:
+        return None
+    res = st["result"]
+    arm = scene.motion_matching.preview_armature
+    mw = np.asarray(arm.matrix_world, dtype=np.float64) if arm else np.eye(4)
+    frames = st["frames"]
+    fps = scene_fps(scene)
+    t = (scene.frame_current - frames[0]) / fps
+    s = int(np.clip(np.rint(t / res.dt), 0, len(res.rows) - 1))
+    k = int(round(horizon_s / res.dt))
+    wanted = res.sim_pos[s:s + k + 1]
+    # Matched path: the playing row's own future root motion, placed at the root.
+    db_state = bake_bridge.database_store.load(scene)
+    arrays = db_state[1]
+    rp, rq = np.asarray(arrays["root_positions"]), np.asarray(arrays["root_quats"])
+    row = int(res.rows[s])
+    db = db_state[0]
+    end = min(row + k, int(db.clip_offsets[db.clip_index[row] + 1]) - 1)
+    local = tf.quat_rotate(tf.quat_conjugate(rq[row]), rp[row:end + 1] - rp[row])
+    matched = tf.quat_rotate(res.root_quat[s], local) + res.root_pos[s]
+
+    def world(p):
+        p = np.asarray(p, dtype=np.float64).reshape(-1, 3)
+        return p @ mw[:3, :3].T + mw[:3, 3]
+
+    toes = res.toes[s] if res.toes is not None else np.zeros((2, 3))
+    return world(wanted), world(matched), world(toes), res.locked[s], res.contacts[s]
+
+
+# Overlay colours (RGBA): wanted path, matched path, toe locked / in contact / free.
+WANTED_COLOR = (0.2, 0.8, 1.0, 1.0)
+MATCHED_COLOR = (1.0, 0.6, 0.1, 1.0)
+LOCKED_COLOR = (1.0, 0.2, 0.2, 1.0)
+CONTACT_COLOR = (0.2, 1.0, 0.3, 1.0)
+FREE_COLOR = (0.6, 0.6, 0.6, 1.0)
+
+
+def _point_shader(gpu):
+    """Blender's shader for sized points: POINT_UNIFORM_COLOR where it exists
+    (newer Blenders deprecate points drawn with UNIFORM_COLOR), else UNIFORM_COLOR."""
+    try:
+        return gpu.shader.from_builtin("POINT_UNIFORM_COLOR")
+    except ValueError:
+        return gpu.shader.from_builtin("UNIFORM_COLOR")
+
+
+def draw_overlay(lines):
+    """Draw :func:`overlay_lines` output in the current GPU context: both paths
+    as 2-pixel polylines, the toes as 8-pixel points. Wide lines go through
+    POLYLINE_UNIFORM_COLOR (UNIFORM_COLOR wide lines are deprecated)."""
+    import gpu
+    from gpu_extras.batch import batch_for_shader
+
+    wanted, matched, toes, locked, contacts = lines
+    line_shader = gpu.shader.from_builtin("POLYLINE_UNIFORM_COLOR")
+    line_shader.uniform_float("viewportSize", gpu.state.viewport_get()[2:])
+    line_shader.uniform_float("lineWidth", 2.0)
+    for pts, color in ((wanted, WANTED_COLOR), (matched, MATCHED_COLOR)):
+        if len(pts) > 1:
+            batch = batch_for_shader(line_shader, "LINE_STRIP", {"pos": np.asarray(pts, dtype=np.float32)})
+            line_shader.uniform_float("color", color)
+            batch.draw(line_shader)
+    point_shader = _point_shader(gpu)
+    gpu.state.point_size_set(8.0)
+    for i in range(2):
+        color = LOCKED_COLOR if locked[i] else (CONTACT_COLOR if contacts[i] else FREE_COLOR)
+        batch = batch_for_shader(point_shader, "POINTS", {"pos": np.asarray(toes[i:i + 1], dtype=np.float32)})
+        point_shader.uniform_float("color", color)
+        batch.draw(point_shader)
+    gpu.state.point_size_set(1.0)
+
+
+def _draw():
+    try:
+        lines = overlay_lines(bpy.context.scene)
+        if lines is not None:
+            draw_overlay(lines)
+    except Exception:  # noqa: BLE001  (an overlay must never break drawing)
+        pass
+
+
+def _ensure_overlay():
+    if bpy.app.background or _draw_handle:
+        return
+    _draw_handle.append(bpy.types.SpaceView3D.draw_handler_add(_draw, (), "WINDOW", "POST_VIEW"))
+
+
+def _remove_overlay():
+    while _draw_handle:
+        bpy.types.SpaceView3D.draw_handler_remove(_draw_handle.pop(), "WINDOW")
+
+
+def register():
+    if on_frame_change not in bpy.app.handlers.frame_change_post:
+        bpy.app.handlers.frame_change_post.append(on_frame_change)
+    if on_load not in bpy.app.handlers.load_pre:
+        bpy.app.handlers.load_pre.append(on_load)
+    if on_load_post not in bpy.app.handlers.load_post:
+        bpy.app.handlers.load_post.append(on_load_post)
+
+
+def unregister():
+    # bpy.data is restricted while Blender itself starts or quits: nothing to give back then.
+    for scene in getattr(bpy.data, "scenes", ()):
+        mm = getattr(scene, "motion_matching", None)
+        if mm is not None and (mm.preview_active or mm.preview_action is not None):
+            stop(scene)
+    _state.clear()
+    _remove_overlay()
+    if on_frame_change in bpy.app.handlers.frame_change_post:
+        bpy.app.handlers.frame_change_post.remove(on_frame_change)
+    if on_load in bpy.app.handlers.load_pre:
+        bpy.app.handlers.load_pre.remove(on_load)
+    if on_load_post in bpy.app.handlers.load_post:
+        bpy.app.handlers.load_post.remove(on_load_post)

@@ -1,0 +1,204 @@
+"""Property groups: one prefixed pointer per owner (Scene, Action, Armature).
+
+``scene.motion_matching``: the database inputs (actions, feature set, weights)
+and its state, and the bake's controller, armature and settings
+(bake_settings.py); ``action.motion_matching``: the take's frame rate and its
+tags (the dance card); ``armature.motion_matching``: root/hips bones, a T-pose
+and the bone map (retarget_props.py).
+"""
+
+import bpy
+from bpy.props import (
+    BoolProperty, CollectionProperty, EnumProperty, FloatProperty, FloatVectorProperty,
+    IntProperty, PointerProperty, StringProperty,
+)
+
+from .bake_props import MOTION_MATCHING_PG_bake_settings
+from .retarget_props import MOTION_MATCHING_PG_bone_map, MOTION_MATCHING_PG_retarget
+
+
+def mark_stale(scene):
+    """Say that the scene's database no longer matches its inputs (if it has one)."""
+    settings = getattr(scene, "motion_matching", None) if scene else None
+    if settings is not None and settings.database_built and not settings.database_stale:
+        settings.database_stale = True
+
+
+def _mark_stale(self, context):
+    mark_stale(getattr(context, "scene", None))
+
+
+class MOTION_MATCHING_PG_tpose_bone(bpy.types.PropertyGroup):
+    """One joint of a stored T-pose: its world rotation in Blender's axes."""
+
+    # name (built in): the joint or bone name
+    rotation: FloatVectorProperty(name="Rotation", size=4, default=(1.0, 0.0, 0.0, 0.0),
+                                  subtype="QUATERNION")
+    head: FloatVectorProperty(name="Head", size=3, subtype="TRANSLATION")
+
+
+class MOTION_MATCHING_PG_armature(bpy.types.PropertyGroup):
+    root_bone: StringProperty(name="Root Bone", description="The virtual root (simulation) bone")
+    hips_bone: StringProperty(name="Hips Bone", description="The bone the virtual root follows")
+    tpose_source: StringProperty(name="T-Pose Source", description="Where the stored T-pose came from",
+                                 subtype="FILE_PATH")
+    tpose: CollectionProperty(type=MOTION_MATCHING_PG_tpose_bone,
+                              description="World rotations of each joint in T-pose, for retargeting")
+    bone_map: CollectionProperty(type=MOTION_MATCHING_PG_bone_map,
+                                 description="Canonical humanoid joint -> bone, for retargeting")
+    active_bone_map: IntProperty(name="Active Joint", default=0)
+
+
+class MOTION_MATCHING_PG_tag(bpy.types.PropertyGroup):
+    """A named frame range of an action: one move of the dance card."""
+
+    # name (built in): the move, e.g. walk, run, stop_left
+    frame_start: IntProperty(name="Start", description="First frame of the move (action frames)",
+                             update=_mark_stale)
+    frame_end: IntProperty(name="End", description="Last frame of the move (action frames, included)",
+                           update=_mark_stale)
+
+
+class MOTION_MATCHING_PG_action(bpy.types.PropertyGroup):
+    fps: FloatProperty(name="Take Rate",
+                       description="Frames per second of this action's timeline (0: the scene's rate)",
+                       default=0.0, min=0.0, update=_mark_stale)
+    source_path: StringProperty(name="Source", description="The file this action was imported from",
+                                subtype="FILE_PATH")
+    tags: CollectionProperty(type=MOTION_MATCHING_PG_tag, description="Named frame ranges (the dance card)")
+    active_tag: IntProperty(name="Active Tag", default=0)
+
+
+def _poll_armature(self, obj):
+    return obj.type == "ARMATURE"
+
+
+class MOTION_MATCHING_PG_database_entry(bpy.types.PropertyGroup):
+    """One action of the database and the armature it plays on."""
+
+    action: PointerProperty(type=bpy.types.Action, name="Action", update=_mark_stale)
+    armature: PointerProperty(type=bpy.types.Object, name="Armature", poll=_poll_armature,
+                              description="The armature (skeleton) the action plays on", update=_mark_stale)
+
+
+FEATURE_KINDS = (
+    ("bone_position", "Bone Position", "Bone positions in the root's ground frame"),
+    ("bone_velocity", "Bone Velocity", "Bone velocities in the root's ground frame"),
+    ("trajectory_position", "Trajectory Position", "Future (or past) root positions, on the ground"),
+    ("trajectory_direction", "Trajectory Direction", "Future (or past) root facing, on the ground"),
+)
+
+
+class MOTION_MATCHING_PG_feature_group(bpy.types.PropertyGroup):
+    """A group of features that share one normalisation scale and one weight."""
+
+    # name (built in)
+    kind: EnumProperty(name="Kind", items=FEATURE_KINDS, update=_mark_stale)
+    bones: StringProperty(name="Bones", description="Comma-separated bone names (for bone kinds)",
+                          update=_mark_stale)
+    times: StringProperty(name="Times", description="Comma-separated seconds; negative for the past "
+                          "(for trajectory kinds)", update=_mark_stale)
+    weight: FloatProperty(name="Weight", default=1.0, min=0.0, soft_max=10.0, update=_mark_stale,
+                          description="How much this group counts in the search")
+
+
+class MOTION_MATCHING_PG_move(bpy.types.PropertyGroup):
+    """One move of the dance card: what the capture session was asked to record."""
+
+    # name (built in): the tag name
+    duration: FloatProperty(name="Duration", description="Seconds of this move the card asks for (0: any)",
+                            default=0.0, min=0.0, unit="TIME_ABSOLUTE")
+    description: StringProperty(name="Description")
+
+
+class MOTION_MATCHING_PG_scene(bpy.types.PropertyGroup):
+    dance_card: CollectionProperty(type=MOTION_MATCHING_PG_move, description="The moves to capture")
+    dance_card_title: StringProperty(name="Dance Card")
+    entries: CollectionProperty(type=MOTION_MATCHING_PG_database_entry)
+    active_entry: IntProperty(name="Active Action", default=0)
+
+    feature_groups: CollectionProperty(type=MOTION_MATCHING_PG_feature_group)
+    active_feature_group: IntProperty(default=0)
+    left_foot: StringProperty(name="Left Foot", description="Left ankle bone (empty: found by name)",
+                              update=_mark_stale)
+    right_foot: StringProperty(name="Right Foot", description="Right ankle bone (empty: found by name)",
+                               update=_mark_stale)
+    left_toe: StringProperty(name="Left Toe", description="Left toe bone, for contacts (empty: found by name)",
+                             update=_mark_stale)
+    right_toe: StringProperty(name="Right Toe", description="Right toe bone, for contacts (empty: found by name)",
+                              update=_mark_stale)
+    hips: StringProperty(name="Hips", description="Hips bone (empty: found by name)", update=_mark_stale)
+    responsiveness: FloatProperty(
+        name="Responsiveness", default=1.0, min=0.0, soft_max=5.0, update=_mark_stale,
+        description="Weight of the trajectory against the pose: higher follows the path more eagerly, "
+                    "lower keeps the motion smoother")
+    quality: FloatProperty(
+        name="Quality", default=1.0, min=0.0, soft_max=5.0, update=_mark_stale,
+        description="Weight of the pose against the trajectory: higher favours continuous poses")
+    exclude_tags: StringProperty(
+        name="Exclude Tags", default="exclude, tpose, t-pose, calibration, mistake", update=_mark_stale,
+        description="Frames tagged with any of these names are left out of the database")
+    contact_speed: FloatProperty(name="Contact Speed", default=0.15, min=0.0, soft_max=1.0, unit="VELOCITY",
+                                 description="A toe slower than this (m/s) is in contact", update=_mark_stale)
+    contact_radius: IntProperty(name="Contact Filter", default=6, min=0, soft_max=20,
+                                description="Median filter radius (frames) that cleans the contacts",
+                                update=_mark_stale)
+    mirror_takes: BoolProperty(
+        name="Mirror Takes", default=True, update=_mark_stale,
+        description="Also put each take's mirror image in the database (left and right swapped, turn_left "
+                    "tags read turn_right): twice the rows, turns and steps to both sides")
+    tag_query: StringProperty(
+        name="Tag Query", default="",
+        description="Restrict the search to tagged frames, e.g. 'walk or run', '(walk or run) and not stop'")
+
+    controller: PointerProperty(type=bpy.types.Object, name="Controller",
+                                description="The object whose path (and, when strafing, rotation) the character follows")
+    bake_armature: PointerProperty(type=bpy.types.Object, name="Bake Onto", poll=_poll_armature,
+                                   description="Armature that receives the baked action (empty: the database's armature)")
+    bake_settings: PointerProperty(type=MOTION_MATCHING_PG_bake_settings,
+                                   description="The bake's settings (the bake and the live preview use these)")
+    last_bake_report: StringProperty(name="Last Bake", default="")
+    preview_active: BoolProperty(name="Preview", default=False,
+                                 description="The armature is posed live from a simulation (no keys)")
+    # What the preview set aside, kept as ID pointers in the file so that saving,
+    # reopening and renaming the scene, the armature or the action keep them.
+    preview_armature: PointerProperty(type=bpy.types.Object, options={"HIDDEN"})
+    preview_action: PointerProperty(type=bpy.types.Action, options={"HIDDEN"})
+    preview_modes: StringProperty(options={"HIDDEN"}, description="Bone rotation modes before the preview (JSON)")
+    preview_key: StringProperty(options={"HIDDEN"}, description="Which simulation in memory poses this scene")
+
+    database_built: BoolProperty(name="Database Built", default=False)
+    database_stale: BoolProperty(name="Database Stale", default=False,
+                                 description="An action or a setting changed since the database was built")
+    database_summary: StringProperty(name="Database", default="")
+    retarget: PointerProperty(type=MOTION_MATCHING_PG_retarget)
+
+
+# The retarget and bake-settings groups (their modules' classes) are registered before these.
+classes = (
+    MOTION_MATCHING_PG_tpose_bone,
+    MOTION_MATCHING_PG_armature,
+    MOTION_MATCHING_PG_tag,
+    MOTION_MATCHING_PG_action,
+    MOTION_MATCHING_PG_database_entry,
+    MOTION_MATCHING_PG_feature_group,
+    MOTION_MATCHING_PG_move,
+    MOTION_MATCHING_PG_scene,
+)
+
+POINTERS = (
+    (bpy.types.Armature, MOTION_MATCHING_PG_armature),
+    (bpy.types.Action, MOTION_MATCHING_PG_action),
+    (bpy.types.Scene, MOTION_MATCHING_PG_scene),
+)
+
+
+def attach():
+    """Give Armature, Action and Scene their ``motion_matching`` pointer (after registering the classes)."""
+    for owner, group in POINTERS:
+        owner.motion_matching = PointerProperty(type=group)
+
+
+def detach():
+    for owner, _group in POINTERS:
+        del owner.motion_matching

@@ -1,0 +1,62 @@
+"""Tags, Blender side: suggest tags from an action's root motion, and the
+coverage report of the scene's database against its dance card."""
+
+import numpy as np
+
+from ..core.database import auto_tags
+from ..core.database import coverage as core_coverage
+from ..core.database import dance_card as core_dance_card
+from ..core.skeleton import virtual_root as vr
+from . import armature_data, database_build, database_search, database_store
+
+
+def suggest_tags(scene, obj):
+    """Tags for the action ``obj`` plays, from its root's speed and turning,
+    named like the scene's dance-card moves where the card has a move of that
+    kind. Returns (core Tags in 0-based action frames, the action's first frame,
+    its frame rate)."""
+    action = obj.animation_data.action
+    frames = database_build.action_frames(action, obj)
+    names, _parents, _rest, pose = armature_data.armature_pose(obj, action, frames)
+    root = names.index(obj.data.motion_matching.root_bone)
+    character = vr.character_frames(np.asarray(obj.matrix_world) @ pose[:, root])
+    facing = character[:, :2, :3] @ np.array([0.0, -1.0, 0.0])
+    card = {m.name.lower(): m.name for m in scene.motion_matching.dance_card}
+    mapping = {k: card.get(k, k) for k in auto_tags.AUTO_TAG_KINDS}
+    fps = database_build.action_fps(action, scene)
+    tags = auto_tags.suggest_tags(character[:, :3, 3], facing, fps, names=mapping)
+    return tags, int(frames[0]), fps
+
+
+def add_tags(action, tags, first, replace=False):
+    """Put core Tags (0-based frames from ``first``) on ``action``'s tag list."""
+    coll = action.motion_matching.tags
+    if replace:
+        coll.clear()
+    for t in tags:
+        item = coll.add()
+        item.name, item.frame_start, item.frame_end = t.name, first + t.start, first + t.end
+
+
+def scene_dance_card(settings):
+    """The scene's dance card as a core DanceCard (None when it has no moves)."""
+    if not len(settings.dance_card):
+        return None
+    return core_dance_card.dance_card_from_dict({
+        "title": settings.dance_card_title,
+        "moves": [dict(name=m.name, **({"duration": m.duration} if m.duration > 0 else {}),
+                       **({"description": m.description} if m.description else {}))
+                  for m in settings.dance_card]})
+
+
+def coverage(scene):
+    """The coverage report of the scene's database (a JSON-ready dict)."""
+    db, arrays = database_store.load(scene)
+    tags = database_search.clip_tags(arrays)
+    clips = []
+    for c, name in enumerate(db.clip_names):
+        rows = db.clip_rows(c)
+        # The database's own exclusions (settings at build time) leave frames out.
+        clips.append((name, float(db.clip_fps[c]), rows.stop - rows.start, tags[c],
+                      arrays["root_positions"][rows], arrays["root_facings"][rows], db.excluded[rows]))
+    return core_coverage.coverage_report(scene_dance_card(scene.motion_matching), clips, exclude_names=())

@@ -1,0 +1,176 @@
+"""Foot lock for the bake: pin a planted toe where it touched down (notes, section 8).
+
+One :class:`FootLock` per foot, stepped once per baked frame. It decides where the
+toe should be; moving it there (two-bone IK on hip-knee-ankle with the ankle shifted
+by the toe's correction, see :func:`ankle_target`) is the caller's job.
+
+States:
+
+- free: the wanted toe is the animated toe plus what is left of a release offset;
+- locked: the wanted toe is the pinned point, fixed in the world (its height is the
+  height the toe had when it locked; with ``on_contact``, the animated toe's height
+  on each frame: the place on the ground is held, the data's height kept).
+
+A free foot locks when the database says it is in contact, its speed is under
+``lock_speed`` and any release offset has decayed under ``relock_offset`` (without
+that last rule a foot released for drifting would lock again on the next frame, at
+the same far point, and flicker). With ``on_contact`` the played data alone
+decides: a foot locks whenever the data says contact (wherever the output is
+then, so a lock during a blend-out does not pop), whatever the baked toe's speed;
+a frame with neither foot in contact (a run's flight) has no contact to lock on.
+A locked foot is released when the contact ends or the animated toe is more than
+``unlock_distance`` from the pinned point (with ``on_contact``, a foot released so
+waits for the data to lift it before it locks again).
+
+The position may carry extra held values after x, y, z (the foot's heading, for
+example): they are pinned and blended out like the position, and take no part in
+the speed or distance rules. On
+release the offset (pinned point - animated toe) is handed to a critically damped
+decay (``blend_halflife``) whose starting velocity cancels the toe's, so the output
+neither jumps nor suddenly starts moving.
+"""
+
+import numpy as np
+
+from ..errors import MotionMatchingError
+from ..maths.springs import decay_spring
+
+
+class FootLockError(MotionMatchingError):
+    """Foot lock was given settings or inputs it cannot use."""
+
+
+class FootLock:
+    """The lock state of one foot. See the module notes for the rules."""
+
+    def __init__(self, lock_speed=0.15, unlock_distance=0.2, blend_halflife=0.1,
+                 relock_offset=0.02, on_contact=False):
+        for name, value in (("lock speed", lock_speed), ("unlock distance", unlock_distance),
+                            ("blend half-life", blend_halflife),
+                            ("relock offset", relock_offset)):
+            if not (np.isfinite(value) and value > 0.0):
+                raise FootLockError("The foot lock %s must be a positive number (got %s)."
+                                    % (name, value))
+        self.lock_speed = float(lock_speed)
+        self.unlock_distance = float(unlock_distance)
+        self.blend_halflife = float(blend_halflife)
+        self.relock_offset = float(relock_offset)
+        self.on_contact = bool(on_contact)
+        self.lock_count = 0
+        self.reset()
+
+    def reset(self):
+        """Free the foot and drop any offset (the lock count is kept)."""
+        self.locked = False
+        self.pinned = None
+        self.offset = None
+        self.offset_vel = None
+        self._prev_toe = None
+        self._wait_lift = False
+
+    def step(self, contact, toe_pos, toe_speed, dt):
+        """Advance one frame of ``dt`` seconds.
+
+        ``contact`` the database's contact flag for this frame; ``toe_pos`` (3,) the
+        toe's world position in the animation; ``toe_speed`` its speed in m/s (None:
+        measured from the positions given to this object, so a foot cannot lock on
+        the first frame it is given). Returns
+        ``(wanted_toe (3,), locked)``.
+        """
+        if not dt > 0.0:
+            raise FootLockError("The time step must be a positive number of seconds (got %s)."
+                                % (dt,))
+        toe = np.asarray(toe_pos, dtype=np.float64).ravel()
+        if len(toe) < 3:
+            raise FootLockError("The toe position needs x, y and z (got %d values)." % len(toe))
+        if not np.all(np.isfinite(toe)):
+            raise FootLockError("The toe position contains values that are not numbers.")
+        return self._advance(contact, toe, toe_speed, dt)
+
+    def _advance(self, contact, toe, toe_speed, dt):
+        """:meth:`step` on checked input (``toe`` a finite float64 vector)."""
+        if self.offset is None or len(self.offset) != len(toe):
+            self.offset, self.offset_vel = np.zeros(len(toe)), np.zeros(len(toe))
+        toe_vel = np.zeros(len(toe)) if self._prev_toe is None else (toe - self._prev_toe) / dt
+        if toe_speed is not None:
+            speed = float(toe_speed)
+        elif self._prev_toe is not None:
+            speed = float(np.sqrt(toe_vel[0] ** 2 + toe_vel[1] ** 2 + toe_vel[2] ** 2))
+        else:
+            speed = np.inf  # first frame, nothing to measure from: do not lock yet
+        self._prev_toe = toe
+        if not contact:
+            self._wait_lift = False
+
+        if self.locked:
+            held = self.pinned.copy()
+            if self.on_contact:
+                # The data's own height: a foot locked while still settling is not
+                # held in the air (only its place on the ground and heading are held).
+                held[2] = toe[2]
+            d = held[:3] - toe[:3]
+            drift = float(np.sqrt(d @ d))
+            if contact and drift <= self.unlock_distance:
+                return held, True
+            # Release: the output stays on the pinned point for this frame and at rest
+            # (offset velocity = -toe velocity); the decay takes it from there.
+            self.offset = held - toe
+            self.offset_vel = -toe_vel
+            if self.on_contact:
+                self.offset_vel[2] = 0.0
+            self._wait_lift = bool(contact)
+            self.locked = False
+            self.pinned = None
+            return toe + self.offset, False
+
+        self.offset, self.offset_vel = decay_spring(self.offset, self.offset_vel,
+                                                    self.blend_halflife, dt)
+        wanted = toe + self.offset
+        if contact and ((self.on_contact and not self._wait_lift) or (speed < self.lock_speed
+                                            and np.linalg.norm(self.offset[:3]) < self.relock_offset)):
+            # Pin where the output is now, so a lock during a blend-out does not pop.
+            self.locked = True
+            self.pinned = wanted.copy()
+            self.offset = np.zeros(len(toe))
+            self.offset_vel = np.zeros(len(toe))
+            self.lock_count += 1
+            return wanted, True
+        return wanted, False
+
+
+def run_foot_lock(contacts, toe_positions, toe_speeds, dt, **params):
+    """Run a :class:`FootLock` over a whole take.
+
+    ``contacts`` (T,) bools, ``toe_positions`` (T, 3) (or (T, 3 + k): k held values
+    after the position, see the module notes), ``toe_speeds`` (T,) or None.
+    Extra keyword arguments go to :class:`FootLock`. Returns
+    ``(wanted (T, 3), locked (T,) bools, lock_count)``.
+    """
+    contacts = np.asarray(contacts, dtype=bool)
+    toes = np.asarray(toe_positions, dtype=np.float64)
+    if toes.ndim != 2 or toes.shape[1] < 3 or len(toes) != len(contacts):
+        raise FootLockError(
+            "Toe positions must be an array of shape (frames, 3) with one contact flag "
+            "per frame (got %s positions and %d flags)." % (toes.shape, len(contacts)))
+    if toe_speeds is not None and len(toe_speeds) != len(toes):
+        raise FootLockError("Give one toe speed per frame (got %d for %d frames)."
+                            % (len(toe_speeds), len(toes)))
+    if not dt > 0.0:
+        raise FootLockError("The time step must be a positive number of seconds (got %s)." % (dt,))
+    if not np.all(np.isfinite(toes)):
+        raise FootLockError("The toe position contains values that are not numbers.")
+    lock = FootLock(**params)
+    wanted = np.empty_like(toes)
+    locked = np.zeros(len(toes), dtype=bool)
+    speeds = [None] * len(toes) if toe_speeds is None else [float(v) for v in toe_speeds]
+    flags = contacts.tolist()
+    for i in range(len(toes)):
+        wanted[i], locked[i] = lock._advance(flags[i], toes[i], speeds[i], dt)
+    return wanted, locked, lock.lock_count
+
+
+def ankle_target(ankle, toe, wanted_toe):
+    """Where the ankle must go so the toe lands on ``wanted_toe`` with the foot's
+    orientation unchanged: the ankle moved by the toe's correction. (..., 3)."""
+    return (np.asarray(ankle, dtype=np.float64)
+            + np.asarray(wanted_toe, dtype=np.float64) - np.asarray(toe, dtype=np.float64))

@@ -1,0 +1,98 @@
+"""Smooth legs around foot locks (issue 10): a released foot blends back to the
+animation in the leg's joint rotations, and the toe floor lifts a toe gradually.
+
+Why: a lock holds the foot while the body walks on, so when the data lifts the
+foot its toe may be 20-40 cm from the animated toe. Blending that offset out in
+world space (core.bake.foot_lock) leaves the IK target out of the leg's reach while
+the animation already bends the knee for the swing: the leg stays straight,
+then folds in two or three frames once the target comes within reach (knee and
+hip steps of 15-30 degrees a frame, twice the take's own). Here the IK's
+correction of each leg bone on the last locked frame (a rotation relative to the
+animation, with its angular velocity) decays as a critically damped spring, so
+the knee bends with the animation from the first free frame.
+
+The toe floor: a blend after a jump can swing a free toe through the ground for
+a few frames; lifting it by exactly the depth snaps the knee. The lift is
+instead the smallest curve over the needed depth whose change per second is at
+most ``rate`` (the bake knows the whole take, so the lift starts before the toe
+dips).
+"""
+
+import numpy as np
+
+from ..maths import transforms as tf
+from ..maths.springs import decay_spring
+
+
+def floor_lift(need, rate):
+    """The least (S,) curve >= ``need`` (S,) (metres a toe must rise, 0 where it
+    need not) that changes by at most ``rate`` per sample: max over k of
+    need[k] - rate * |t - k|, by two running maxima."""
+    need = np.maximum(np.asarray(need, dtype=np.float64), 0.0)
+    if not need.any():
+        return need
+    t = np.arange(len(need)) * float(rate)
+    after = np.maximum.accumulate(need + t) - t                  # ramps down after each need
+    before = np.maximum.accumulate((need - t)[::-1])[::-1] + t   # ramps up before it
+    return np.maximum(after, before)
+
+
+def slew_limited(x, step):
+    """``x`` (S,) with its change per sample limited to ``step``: the mean of a
+    forward and a backward rate-limited pass (each lags one way, the mean does
+    not; a mean of two curves within the limit is within it)."""
+    x = np.asarray(x, dtype=np.float64)
+
+    def one_way(v):
+        out = np.empty_like(v)
+        y = float(v[0]) if len(v) else 0.0
+        for i, t in enumerate(v.tolist()):
+            y += min(max(t - y, -step), step)
+            out[i] = y
+        return out
+
+    return 0.5 * (one_way(x) + one_way(x[::-1])[::-1])
+
+
+def lock_runs(locked):
+    """(start, end) of each run of True in ``locked`` (S,), end exclusive."""
+    edges = np.diff(np.concatenate([[0], np.asarray(locked, dtype=np.int8), [0]]))
+    return list(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()))
+
+
+def corrections(out_rots, anim_rots):
+    """Rotation vectors (..., 3) c with out = exp(c) * anim (the parent's axes)."""
+    return tf.quat_to_rotvec(tf.quat_mul(out_rots, tf.quat_conjugate(anim_rots)))
+
+
+def released(anim_rots, c0, v0, count, dt, halflife):
+    """Leg rotations (count, B, 4) on the ``count`` frames after a release: the
+    animation's ``anim_rots`` (count, B, 4) with the correction ``c0`` (B, 3),
+    moving at ``v0`` (B, 3) per second, decaying over ``halflife``."""
+    t = (np.arange(1, count + 1) * dt)[:, None, None]
+    c, _ = decay_spring(c0[None], v0[None], halflife, t)
+    return tf.quat_mul(tf.quat_from_rotvec(c), anim_rots)
+
+
+def chain_points(parent_world, offsets, locs, rots):
+    """Heads (n, k, 3) and world rotation matrices (n, k, 3, 3) of a chain of k
+    bones, each the child of the one before: ``parent_world`` (n, 4, 4) the
+    first bone's parent's pose, ``offsets`` (k, 4, 4), channels (n, k, 3/4)."""
+    m = parent_world
+    heads, mats = [], []
+    for b in range(offsets.shape[0]):
+        m = m @ offsets[b] @ tf.compose(locs[:, b], tf.quat_to_matrix(rots[:, b]))
+        heads.append(m[:, :3, 3])
+        mats.append(m[:, :3, :3])
+    return np.stack(heads, axis=1), np.stack(mats, axis=1)
+
+
+def first_derivative(c, dt):
+    """Per-second change of the last of the corrections ``c`` (n, B, 3) (zero for one)."""
+    return (c[-1] - c[-2]) / dt if len(c) > 1 else np.zeros_like(c[-1])
+
+
+def toe_heading(toe, foot):
+    """Heading (radians) of the foot on the ground: the ankle-to-toe direction."""
+    heel = toe - foot
+    return np.arctan2(heel[..., 1], heel[..., 0])

@@ -1,0 +1,226 @@
+"""Look-ahead search for the bake: choose rows with the path's future in view.
+
+The greedy search (core.bake's ``_Matcher``) asks one question at each search
+point: which row's features (the playing pose and a second of predicted
+trajectory) are nearest? A bake knows the whole path, so here each of the K
+nearest rows, and the row playing on, is also judged by what playing it would
+do over the next ``seconds``:
+
+- **Path**: the candidate's own root motion is played forward from where the
+  character stands now (world space, its yaw included) and compared with the
+  spring character's future positions and headings at a few sample times. The
+  difference is what the root pull or the clamp would have to make up, and
+  while a foot is planted, that is what drags the foot.
+- **Dead ends**: a candidate that runs into its clip's end or into rows the
+  search may not play within the horizon would force another jump there.
+- **Contact phase** (jumps only): a jump should not cut a stance or a swing (a
+  foot in contact in the row playing on should be in contact in the candidate,
+  and the other way round), and should land at the same point of the step: the
+  time each foot has already spent in its state in the bake should match the
+  time it has spent in that state in the candidate's take. A jump that keeps a
+  foot planted while restarting its stance makes stances longer than any step
+  of the take, and the body then walks away from the held foot.
+
+- **Heading**: with the look-ahead on, the root may also turn toward the
+  path's heading by itself at up to ``TURN_RATE`` (core.bake's ``_RootMotion``),
+  so heading errors it will mend by each sample time cost nothing; without
+  that, a body that lags a turn (a start after a stop) could only be put right
+  by rows that turn, and never was.
+- **Pieces get to play**: a jump soon after the last one costs more
+  (``REJUMP_COST``, fading over ``REJUMP_S``), so the bake does not hop from
+  piece to piece at every search.
+
+Costs are in the units of the feature search (squared, normalised), so the
+feature cost (how well the candidate joins the pose playing now and matches the
+near trajectory) and these terms add up. Everything is vectorised over the
+candidates; the tables are built once per bake.
+"""
+
+import math
+
+import numpy as np
+
+from ..maths import springs
+
+POS_SCALE = 0.15        # m: a path error this large over the horizon costs 1
+YAW_SCALE = 0.035       # rad: a heading error this large over the horizon costs 1 (the body faces its travel)
+YAW_FREE = 0.02         # rad: heading errors up to this cost nothing (a gait's own sway, small offsets)
+TURN_RATE = 0.8         # rad/s: the root's heading may turn toward the path this fast beyond the pull
+DEAD_END_COST = 4.0     # a horizon that runs wholly past playable rows
+MARGIN_SCALE = 5.0      # the bake's jump margin (in feature cost) counts this much here: the future's costs are larger
+JUMP_COST = 0.1         # any jump (a blend, however alike the poses): a near tie plays on
+REJUMP_S = 0.4          # s: a jump this soon after the last one ...
+REJUMP_COST = 3.0       # ... costs up to this much more (fading with the time since): pieces get to play
+FLIP_COST = 6.0         # per foot whose contact state a jump changes
+PHASE_SCALE = 0.15      # s: a difference this large in time spent in the contact state costs 1 per foot
+PHASE_CAP = 0.6         # s: longer times in one state count as this (standing still, long swings)
+SAMPLES = 6             # sample times over the horizon
+CANDIDATES = 24         # rows ranked by their feature cost that are judged by their future
+DRIFT_FREE = 0.15       # m: a planted foot may be dragged this far during one stance at no cost (the leg IK holds it)
+DRIFT_SCALE = 0.02      # m: each sample of a stance dragged this much farther costs 1
+
+
+def _run_ahead(db, allowed):
+    """(N,) number of consecutive playable rows from each row on, within its clip
+    (0 for a row that may not be played)."""
+    n = db.num_rows
+    out = np.zeros(n, dtype=np.int64)
+    ok = np.asarray(allowed, dtype=bool)
+    for c in range(len(db.clip_offsets) - 1):
+        a, b = int(db.clip_offsets[c]), int(db.clip_offsets[c + 1])
+        # Distance to the next blocked row (or the clip's end) after each row.
+        blocked = np.flatnonzero(~ok[a:b])
+        nxt_block = np.full(b - a, b - a, dtype=np.int64)
+        if len(blocked):
+            pos = np.searchsorted(blocked, np.arange(b - a))
+            has = pos < len(blocked)
+            nxt_block[has] = blocked[pos[has]]
+        out[a:b] = nxt_block - np.arange(b - a)
+    return out
+
+
+def _time_in_state(db, cap):
+    """(N, 2) frames each foot has spent in its contact state at each row, within
+    its clip, at most ``cap``."""
+    n = db.num_rows
+    if db.contacts is None:
+        return np.full((n, 2), cap, dtype=np.int64)
+    c = np.asarray(db.contacts, dtype=bool)
+    starts = np.zeros((n, 2), dtype=bool)
+    starts[1:] = c[1:] != c[:-1]
+    starts[np.asarray(db.clip_offsets[:-1], dtype=np.int64)] = True
+    idx = np.arange(n)[:, None]
+    last_start = np.maximum.accumulate(np.where(starts, idx, 0), axis=0)
+    return np.minimum(idx - last_start, cap)
+
+
+class LookAhead:
+    """Tables of every row's future (root motion over the horizon, playable rows
+    ahead, time in contact state) and the ranking of candidates with them."""
+
+    def __init__(self, db, root_positions, root_quats, allowed, fps, seconds, body_turn=None):
+        n = db.num_rows
+        self.db, self.fps = db, float(fps)
+        self.offsets = np.unique(np.maximum(1, np.rint(np.linspace(seconds / SAMPLES, seconds, SAMPLES) * fps)
+                                            .astype(np.int64)))
+        self.run = _run_ahead(db, allowed)
+        # Heading errors the root mends by itself by each sample time (TURN_RATE), and a free margin.
+        self.mend = YAW_FREE + TURN_RATE * self.offsets / fps
+        ends = np.asarray(db.clip_offsets[1:], dtype=np.int64)[db.clip_index] - 1
+        ahead = np.minimum(np.arange(n)[:, None] + self.offsets[None, :], ends[:, None])
+        pos = np.asarray(root_positions, dtype=np.float64)
+        yaw = 2.0 * np.arctan2(np.asarray(root_quats)[:, 3], np.asarray(root_quats)[:, 0])
+        d = pos[ahead, :2] - pos[:, None, :2]
+        c, s = np.cos(yaw)[:, None], np.sin(yaw)[:, None]
+        # Each row's future root, in the row's own ground frame: (N, M) x, y and yaw change.
+        self.fx, self.fy = c * d[..., 0] + s * d[..., 1], -s * d[..., 0] + c * d[..., 1]
+        # The body's facing (hip joints) rather than the root's: the facing a viewer sees.
+        turn = np.zeros(n) if body_turn is None else np.asarray(body_turn, dtype=np.float64)
+        self.fyaw = springs.wrap_angle(yaw[ahead] + turn[ahead] - yaw[:, None])
+        one = np.minimum(np.arange(n) + 1, ends)
+        d1 = pos[one, :2] - pos[:, :2]
+        c1, s1 = np.cos(yaw), np.sin(yaw)
+        self.step_xy = np.column_stack([c1 * d1[:, 0] + s1 * d1[:, 1], -s1 * d1[:, 0] + c1 * d1[:, 1]])
+        self.cap = int(round(PHASE_CAP * fps))
+        self.in_state = _time_in_state(db, self.cap)
+        self.contacts = (np.asarray(db.contacts, dtype=bool) if db.contacts is not None
+                         else np.zeros((n, 2), dtype=bool))
+        self.ahead_contacts = self.contacts[ahead]          # (N, M, 2)
+        self.contact_list = [tuple(r) for r in self.contacts.tolist()]
+        self.step_list = self.step_xy.tolist()
+        self.played_contacts = None         # (left, right) contact of the row played last
+        self.played_time = [0, 0]           # per foot: steps in its contact state, at most ``cap``
+        self.drift = [[0.0, 0.0], [0.0, 0.0]]   # per foot: how far the root was moved off the played rows' motion
+        self.last = None                    # (row, x, y, yaw) of the previous step
+        self.since_jump = 10 ** 9           # steps since the played rows last jumped
+        self._gathered_for, self._gathered = None, None
+
+    def played(self, row, root, rate=1.0, moved_on=None):
+        """Note the row played on this step and where the root is (the bake's own
+        time in each foot's state, and how far the root has been moved, beyond
+        the rows' own motion, since each planted foot planted). Plain Python:
+        this runs on every step. Under a time warp, ``rate`` scales the rows'
+        motion and ``moved_on`` says the rows played on (no jump)."""
+        c = self.contact_list[row]
+        if self.played_contacts is None:
+            self.played_time = [int(v) for v in self.in_state[row]]
+        else:
+            prow, px, py, pyaw = self.last
+            cs, sn = math.cos(pyaw), math.sin(pyaw)
+            lx, ly = self.step_list[prow]
+            if rate != 1.0:
+                lx, ly = lx * rate, ly * rate
+            mx = root[0] - px - (cs * lx - sn * ly)
+            my = root[1] - py - (sn * lx + cs * ly)
+            for f in range(2):
+                same = c[f] == self.played_contacts[f]
+                self.played_time[f] = min(self.played_time[f] + 1, self.cap) if same else 0
+                self.drift[f] = [self.drift[f][0] + mx, self.drift[f][1] + my] if same and c[f] else [0.0, 0.0]
+        if self.last is not None:
+            on = row == self.last[0] + 1 if moved_on is None else moved_on
+            self.since_jump = self.since_jump + 1 if on else 0
+        self.played_contacts = c
+        self.last = (row, root[0], root[1], root[2])
+
+    def future_cost(self, rows, root, sim_pos, sim_yaw, s):
+        """(K,) cost of playing each of ``rows`` from the root ``(x, y, yaw)`` at step
+        ``s`` over the horizon, against the spring character's future."""
+        px, py, yaw = root
+        at = np.minimum(s + self.offsets, len(sim_pos) - 1)
+        c, sn = np.cos(yaw), np.sin(yaw)
+        fx, fy = self.fx[rows], self.fy[rows]
+        wx = px + c * fx - sn * fy - sim_pos[at, 0]
+        wy = py + sn * fx + c * fy - sim_pos[at, 1]
+        dyaw = springs.wrap_angle(yaw + self.fyaw[rows] - sim_yaw[at])
+        dead = self.offsets[None, :] >= self.run[rows][:, None]
+        e0 = np.array([px - sim_pos[s, 0], py - sim_pos[s, 1]])
+        return (np.mean(wx * wx + wy * wy, axis=1) / POS_SCALE ** 2
+                + np.mean(np.maximum(np.abs(dyaw) - self.mend, 0.0) ** 2, axis=1) / YAW_SCALE ** 2
+                + DEAD_END_COST * np.mean(dead, axis=1)
+                + self._stance_drift(rows, np.stack([wx, wy], axis=-1), e0))
+
+    def _stance_drift(self, rows, err, e0):
+        """(K,) cost of dragging planted feet: within each stance of each foot over
+        the horizon (the stance playing now included), the root must be moved off
+        the candidate's own motion by the change of its path error ``err``
+        (K, M, 2); beyond ``DRIFT_FREE`` the held foot stretches the leg or lets go.
+        Both feet at once; the sums are added in a fixed order (same choices)."""
+        K, M = err.shape[:2]
+        on = self.contacts[rows]                                       # (K, 2)
+        played = np.zeros(2, dtype=bool) if self.played_contacts is None else np.array(self.played_contacts)
+        drift = np.where((on & played)[:, :, None], np.asarray(self.drift)[None, :, :], 0.0)   # (K, foot, xy)
+        prev_on, prev_err = on, np.broadcast_to(e0, (K, 2))
+        terms = np.empty((M, K, 2))
+        for j in range(M):
+            now_on = self.ahead_contacts[rows, j]
+            step = (err[:, j] - prev_err)[:, None, :]
+            drift = np.where((now_on & prev_on)[:, :, None], drift + step, 0.0)
+            over = np.maximum(np.linalg.norm(drift, axis=2) - DRIFT_FREE, 0.0) / DRIFT_SCALE
+            terms[j] = np.where(now_on, over * over, 0.0) / M
+            prev_on, prev_err = now_on, err[:, j]
+        cost = np.zeros(K)
+        for f in range(2):
+            for j in range(M):
+                cost += terms[j, :, f]
+        return cost
+
+    def jump_cost(self, rows, on_row):
+        """(K,) contact-phase cost of jumping to each of ``rows`` instead of playing
+        on to ``on_row``: flipped contact states, and a different time spent in
+        the state."""
+        if rows is not self._gathered_for:      # the matcher asks about the same rows every time
+            self._gathered = (self.contacts[rows], self.in_state[rows])
+            self._gathered_for = rows
+        contacts, in_state = self._gathered
+        flips = contacts != self.contacts[on_row]
+        gap = (np.asarray(self.played_time)[None, :] - in_state) / (PHASE_SCALE * self.fps)
+        soon = REJUMP_COST * max(0.0, 1.0 - self.since_jump / (REJUMP_S * self.fps))
+        return JUMP_COST + soon + np.sum(np.where(flips, FLIP_COST, np.minimum(gap * gap, FLIP_COST)), axis=1)
+
+
+def rank(costs, k):
+    """Indices of the ``k`` smallest of ``costs`` (all when fewer), in a fixed
+    order (by cost, then index) so the same inputs give the same choice."""
+    k = min(k, len(costs))
+    part = np.argpartition(costs, k - 1)[:k] if k < len(costs) else np.arange(len(costs))
+    return part[np.lexsort((part, costs[part]))]

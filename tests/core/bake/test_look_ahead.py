@@ -1,0 +1,151 @@
+"""The bake's look-ahead search (core.bake.look_ahead, BakeSettings.look_ahead) on a
+synthetic database: two clips whose first second is the same straight walk, one
+turning away after it. The greedy search cannot tell them apart and takes the
+one that turns, and has to jump back each time the turn comes into view; with
+the path's next two seconds in view the bake plays the straight clip."""
+
+import numpy as np
+import pytest
+
+from core.bake import pipeline as bake
+from core.database import features as ft
+from core.bake import look_ahead as la
+
+FPS = 60.0
+SPEED = 1.0   # m/s
+
+
+def _clip(seconds, turn_at=None, turn_rate=2.0):
+    """Root positions (F, 3) and yaws (F,) of a walk toward -Y at SPEED that turns
+    right at ``turn_rate`` rad/s from ``turn_at`` seconds on."""
+    n = int(seconds * FPS)
+    t = np.arange(n) / FPS
+    yaw = np.zeros(n) if turn_at is None else -turn_rate * np.clip(t - turn_at, 0.0, None)
+    step = SPEED / FPS
+    vx, vy = np.sin(yaw) * step, -np.cos(yaw) * step
+    pos = np.column_stack([np.concatenate([[0.0], np.cumsum(vx[:-1])]),
+                           np.concatenate([[0.0], np.cumsum(vy[:-1])]), np.zeros(n)])
+    return pos, yaw
+
+
+def _database(clips, contacts=None):
+    """A trajectory-only database of ``clips`` [(positions, yaws)], its root
+    arrays, and pose channels of a two-bone skeleton (root and hips, no legs)."""
+    times = [1.0 / 3.0, 2.0 / 3.0, 1.0]
+    spec = ft.FeatureSpec(groups=[ft.FeatureGroup("trajectory_positions", "trajectory_position", times_s=times),
+                                  ft.FeatureGroup("trajectory_directions", "trajectory_direction", times_s=times)])
+    pos = np.concatenate([p for p, _ in clips])
+    yaw = np.concatenate([y for _, y in clips])
+    lengths = [len(p) for p, _ in clips]
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    clip_index = np.repeat(np.arange(len(clips), dtype=np.int32), lengths)
+    raws, valid = [], []
+    for (p, y) in clips:
+        raws.append(bake.trajectory_queries(spec, p, y, FPS))
+        valid.append(ft.clip_valid_rows(spec, len(p), FPS))
+    raw = np.concatenate(raws)
+    norm = ft.compute_normalization(raw, None, spec)
+    n = len(pos)
+    db = ft.Database(spec=spec, norm=norm, features=ft.normalize(raw, norm, ft.feature_weights(spec)).astype(np.float32),
+                     raw=raw, clip_index=clip_index, frame_index=(np.arange(n) - offsets[clip_index]).astype(np.int32),
+                     valid=np.concatenate(valid), excluded=np.zeros(n, dtype=bool),
+                     clip_names=["clip%d" % i for i in range(len(clips))], clip_fps=np.full(len(clips), FPS),
+                     clip_offsets=offsets, contacts=contacts)
+    quats = np.column_stack([np.cos(yaw / 2), np.zeros(n), np.zeros(n), np.sin(yaw / 2)])
+    skeleton = bake.BakeSkeleton(names=["root", "hips"], parents=np.array([-1, 0]),
+                                 offsets=np.tile(np.eye(4), (2, 1, 1)), root=0, hips=1, legs=[])
+    locs = np.zeros((n, 2, 3), dtype=np.float32)
+    rots = np.tile(np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32), (n, 2, 1))
+    return db, skeleton, locs, rots, pos, quats
+
+
+def _straight_path(seconds=4.0):
+    n = int(seconds * FPS)
+    return np.column_stack([np.zeros(n), -SPEED * np.arange(n) / FPS, np.zeros(n)])
+
+
+def _bake(data, path, **settings):
+    db, skeleton, locs, rots, pos, quats = data
+    return bake.bake(db, locs, rots, skeleton, path, None, settings=bake.BakeSettings(**settings),
+                     root_positions=pos, root_quats=quats)
+
+
+@pytest.fixture(scope="module")
+def turn_or_straight():
+    # Clip 0 walks straight for 1.5 s, then turns right; clip 1 walks straight for 8 s.
+    return _database([_clip(4.0, turn_at=1.5), _clip(8.0)])
+
+
+def test_greedy_walks_into_the_turn_and_the_look_ahead_does_not(turn_or_straight):
+    path = _straight_path()
+    greedy = _bake(turn_or_straight, path, look_ahead=0.0)
+    ahead = _bake(turn_or_straight, path, look_ahead=2.0)
+    db = turn_or_straight[0]
+    # Greedy: the turning clip first (same features, lower row), jumping back to its
+    # start each time the turn comes into view.
+    assert db.clip_index[greedy.rows[0]] == 0
+    assert greedy.jumped.sum() >= 4
+    # Look-ahead: the straight clip from the start, never the turn; it jumps only
+    # to stay away from the straight clip's end (its rows are alike, so it may
+    # start anywhere in it).
+    assert np.all(db.clip_index[ahead.rows] == 1)
+    assert ahead.jumped.sum() <= greedy.jumped.sum() // 2
+    err = np.linalg.norm(ahead.root_pos[:, :2] - path[:, :2], axis=1)
+    assert err[:int(3 * FPS)].max() < 0.02      # (the path stops dead at its end)
+
+
+def test_look_ahead_bakes_are_deterministic(turn_or_straight):
+    path = _straight_path()
+    path[:, 0] += 0.3 * np.sin(np.arange(len(path)) / FPS)     # a gentle weave: searches jump
+    a = _bake(turn_or_straight, path, look_ahead=1.0)
+    b = _bake(turn_or_straight, path, look_ahead=1.0)
+    assert np.array_equal(a.rows, b.rows) and np.array_equal(a.rotations, b.rotations)
+    assert np.array_equal(a.root_pos, b.root_pos)
+
+
+def test_jumps_keep_the_contact_phase():
+    # One clip, left foot planted in rows 0-29 and 60-89, lifted in 30-59 and 90-119.
+    n = 120
+    contacts = np.zeros((n, 2), dtype=bool)
+    contacts[(np.arange(n) // 30) % 2 == 0, 0] = True
+    contacts[:, 1] = ~contacts[:, 0]
+    data = _database([(_clip(2.0)[0], _clip(2.0)[1])], contacts=contacts)
+    db, _, _, _, pos, quats = data
+    ahead = la.LookAhead(db, pos, quats, db.valid, FPS, 1.0)
+    for row in range(0, 10):        # the bake has played 10 rows of a stance
+        ahead.played(row, (0.0, -row / FPS, 0.0))
+    cost = ahead.jump_cost(np.array([10, 40, 70, 85]), 10)
+    # Same phase of another stance: nothing; the swing: both feet flip; a stance's end: its timing.
+    assert cost[2] == pytest.approx(la.JUMP_COST, abs=0.05)
+    assert cost[1] == pytest.approx(la.JUMP_COST + 2 * la.FLIP_COST)
+    assert 0.0 < cost[3] < cost[1]
+
+
+def test_a_look_ahead_out_of_range_is_refused():
+    for bad in (-1.0, float("nan"), bake.MAX_LOOK_AHEAD + 1.0):
+        with pytest.raises(bake.BakeError, match="look-ahead"):
+            bake.BakeSettings(look_ahead=bad).check()
+
+
+def test_pricing_jumps_only_where_they_can_matter_chooses_as_pricing_all(turn_or_straight, monkeypatch):
+    # The candidates' jump costs are priced for the rows whose feature cost leaves
+    # them a chance (bake.PRUNE_FACTOR times the candidates); pricing every row
+    # must choose the same rows, step by step.
+    path = _straight_path(6.0)
+    path[:, 0] += 0.4 * np.sin(2.0 * np.arange(len(path)) / FPS)     # weaving: many searches and jumps
+    monkeypatch.setattr(bake, "PRUNE_FACTOR", 2)                     # prune hard (48 of the rows)
+    priced = []
+    original = bake._LookAheadMatcher._with_jump_costs
+
+    def counted(self, rows, cost, cur):
+        out = original(self, rows, cost, cur)
+        priced.append(len(out[0]) < len(rows))
+        return out
+
+    monkeypatch.setattr(bake._LookAheadMatcher, "_with_jump_costs", counted)
+    pruned = _bake(turn_or_straight, path, look_ahead=1.0)
+    assert sum(priced) >= 3             # the pruned pricing was used, not only the fallback
+    monkeypatch.setattr(bake, "PRUNE_FACTOR", 10 ** 6)               # price every row
+    full = _bake(turn_or_straight, path, look_ahead=1.0)
+    assert pruned.jumped.sum() >= 3
+    assert np.array_equal(pruned.rows, full.rows) and np.array_equal(pruned.rotations, full.rotations)
