@@ -5,6 +5,7 @@ Every import is counted, at module level or inside a function: a lazy import
 that runs back up is still a dependency that runs back up."""
 
 import ast
+import glob
 import os
 import re
 
@@ -278,10 +279,13 @@ def test_nothing_outside_tests_changes_sys_path_or_loads_by_file():
         with open(os.path.join(REPO, rel), encoding="utf-8") as fh:
             found += [(rel,) + g for g in path_games(fh.read(), rel)]
     assert found == []
-    # Nor do the commands and the walkthrough README gives users.
-    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as fh:
-        readme = fh.read()
-    assert not re.search(r"sys\.path\.(insert|append)\(", readme)
+    # Nor do the commands and the walkthrough script the README and docs/ give users.
+    pages = ["README.md"] + sorted(os.path.relpath(p, REPO) for p in glob.glob(os.path.join(REPO, "docs", "**", "*.md"),
+                                                                               recursive=True))
+    assert os.path.join("docs", "user", "walkthrough.md") in pages
+    for page in pages:
+        with open(os.path.join(REPO, page), encoding="utf-8") as fh:
+            assert not re.search(r"sys\.path\.(insert|append)\(", fh.read()), page
 
 
 @pytest.mark.parametrize("source, found", [

@@ -17,7 +17,7 @@ def addon(tmp_path_factory):
 
     zip_path = addon_session.build_zip(str(tmp_path_factory.mktemp("dist")))
     module = addon_session.install(zip_path)
-    # The end-to-end tests' own bpy processes (README walkthrough, demo, command
+    # The end-to-end tests' own bpy processes (the walkthrough script, demo, command
     # line) install this same zip rather than each building one.
     os.environ[addon_session.ZIP_ENV] = zip_path
     yield module

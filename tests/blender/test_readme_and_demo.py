@@ -1,4 +1,5 @@
-"""README's walkthrough runs as written; the demo command succeeds (fresh processes)."""
+"""The walkthrough script (docs/user/walkthrough.md) runs as written; the README's demo command
+succeeds (fresh processes)."""
 
 import json
 import os
@@ -13,15 +14,15 @@ def _env():
     return {k: v for k, v in os.environ.items() if k != "BLENDER_USER_RESOURCES"}
 
 
-def test_readme_walkthrough_runs_as_written(tmp_path):
-    with open(os.path.join(REPO, "README.md")) as fh:
+def test_walkthrough_script_runs_as_written(tmp_path):
+    with open(os.path.join(REPO, "docs", "user", "walkthrough.md"), encoding="utf-8") as fh:
         text = fh.read()
     block = re.search(r"<!-- walkthrough -->\n```python\n(.*?)```", text, re.S)
-    assert block, "README lost its walkthrough block"
+    assert block, "docs/user/walkthrough.md lost its walkthrough block"
     out = os.path.join(REPO, "out", "walkthrough")
     if os.path.exists(os.path.join(out, "baked.fbx")):
         os.remove(os.path.join(out, "baked.fbx"))
-    # As README says: fed to the bpy Python started in the repository root.
+    # As the walkthrough page says: fed to the bpy Python started in the repository root.
     proc = subprocess.run([sys.executable, "-"], input=block.group(1), cwd=REPO, capture_output=True,
                           text=True, timeout=300, env=_env())
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -30,6 +31,8 @@ def test_readme_walkthrough_runs_as_written(tmp_path):
 
 
 def test_demo_command(tmp_path):
+    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as fh:
+        assert ".venv-5.3/bin/python -m tools.demo --out out/demo" in fh.read()   # the command run below
     out = tmp_path / "demo"
     proc = subprocess.run([sys.executable, "-m", "tools.demo", "--out", str(out),
                            "--video-frames", "6", "--tiles", "4"], cwd=REPO, capture_output=True, text=True,
