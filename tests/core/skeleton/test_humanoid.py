@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from core.io import bvh
+from core.io import bvh_convert, bvh_parse
 from core.skeleton import humanoid as H
 from sample_paths import SAMPLE_TAKE
 
@@ -447,7 +447,7 @@ def test_unseen_but_reasonable_names():
 
 
 def sample_skeleton(with_tails=False):
-    motion = bvh.to_blender(bvh.read_bvh(SAMPLE_TAKE), global_scale=0.01)
+    motion = bvh_convert.to_blender(bvh_parse.read_bvh(SAMPLE_TAKE), global_scale=0.01)
     out = list(motion.names), np.asarray(motion.parents), motion.heads @ motion.conversion.T
     return out + (motion.tails @ motion.conversion.T,) if with_tails else out
 
