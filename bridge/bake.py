@@ -482,8 +482,8 @@ def source_armature(context):
 
 
 def retarget_setup(context, target, scale=None):
-    """The retarget plan from the database's armature onto ``target``
-    (``scale``: the size ratio, None for automatic)."""
+    """The retarget set-up (bridge.retarget.Setup) from the database's armature
+    onto ``target`` (``scale``: the size ratio, None for automatic)."""
     from . import retarget as retarget_bridge
 
     return retarget_bridge.plan_for(context, source_armature(context), target, scale=scale)
