@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ..core.skeleton import humanoid
+from ..core.skeleton import humanoid_joints, humanoid_map
 from ..core.retarget import frames as rt_frames, plan as rt_plan, rig as rt_rig, tpose as rt_tpose
 from ..core.maths import transforms as tf
 from ..core.errors import MotionMatchingError
@@ -39,9 +39,9 @@ def skeleton_arrays(obj):
 
 
 def auto_map(obj, prefer="DEF"):
-    """core.skeleton.humanoid.auto_map on ``obj``'s bones (not stored)."""
+    """core.skeleton.humanoid_map.auto_map on ``obj``'s bones (not stored)."""
     names, parents, _offsets, _lengths, heads, tails = skeleton_arrays(obj)
-    return humanoid.auto_map(names, parents, heads, tails, prefer=prefer)
+    return humanoid_map.auto_map(names, parents, heads, tails, prefer=prefer)
 
 
 def read_mapping(obj):
@@ -57,12 +57,12 @@ def has_mapping(obj):
 def store_mapping(obj, mapping):
     """Keep ``mapping`` on the armature: one row per canonical joint, in order
     (empty bone for an unmapped joint); joints outside the canon are refused."""
-    unknown = [k for k in mapping if k not in humanoid.CANONICAL]
+    unknown = [k for k in mapping if k not in humanoid_joints.CANONICAL]
     if unknown:
-        raise humanoid.HumanoidError("Unknown humanoid joints: %s." % ", ".join(map(repr, unknown)))
+        raise humanoid_joints.HumanoidError("Unknown humanoid joints: %s." % ", ".join(map(repr, unknown)))
     items = obj.data.motion_matching.bone_map
     items.clear()
-    for joint in humanoid.CANONICAL:
+    for joint in humanoid_joints.CANONICAL:
         item = items.add()
         item.name = joint
         item.bone = mapping.get(joint) or ""
@@ -73,11 +73,11 @@ def check_preset(mapping, obj):
     (missing joints are allowed: a preset may be partial). Returns the
     required joints it leaves unmapped."""
     full = dict(mapping)
-    missing = [j for j in humanoid.REQUIRED if not full.get(j)]
+    missing = [j for j in humanoid_joints.REQUIRED if not full.get(j)]
     for k, j in enumerate(missing):        # stand-ins so only real problems are reported
         full[j] = "\x00missing%d" % k
     names = [b.name for b in obj.data.bones] + [full[j] for j in missing]
-    humanoid.check_mapping(full, names)
+    humanoid_joints.check_mapping(full, names)
     return missing
 
 
@@ -592,7 +592,7 @@ def retarget(context, source, target, source_tpose="AUTO", source_frame=1, targe
         store_mapping(target, setup.target_map)
     step(1.0)
     plan = setup.plan
-    inbetween = [lab for lab in plan.labels if lab not in humanoid.CANONICAL]
+    inbetween = [lab for lab in plan.labels if lab not in humanoid_joints.CANONICAL]
     auto = [o.name for o, a in ((source, setup.source_auto), (target, setup.target_auto)) if a]
     sentence = ("Retargeted %d frames of %s onto %s as %s: %d bones keyed%s, translation scaled by %.3f; "
                 "T-poses: source %s, target %s%s." % (

@@ -1,6 +1,6 @@
 """Retargeting through T-pose correspondence.
 
-Both skeletons are mapped to the canonical humanoid joints (core.skeleton.humanoid).
+Both skeletons are mapped to the canonical humanoid joints (core.skeleton.humanoid_joints).
 With each skeleton's T-pose known as armature-space bone rotations, every
 paired bone follows
 

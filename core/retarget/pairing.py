@@ -4,7 +4,7 @@ have the same number of them."""
 
 import numpy as np
 
-from ..skeleton import humanoid
+from ..skeleton import humanoid_joints
 
 
 def path_between(parents, top, bone):
@@ -23,7 +23,7 @@ def pair_bones(source, target):
     joints mapped on both skeletons, then the unmapped bones between two
     paired joints where both skeletons have the same number of them (target
     bones with constraints excepted: a constraint would override their keys)."""
-    common = [j for j in humanoid.CANONICAL if j in source.joints and j in target.joints]
+    common = [j for j in humanoid_joints.CANONICAL if j in source.joints and j in target.joints]
     labels = list(common)
     src = [source.joints[j] for j in common]
     tgt = [target.joints[j] for j in common]

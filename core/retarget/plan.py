@@ -8,7 +8,7 @@ from typing import Optional
 import numpy as np
 
 from ..maths import transforms as tf
-from ..skeleton import humanoid
+from ..skeleton import humanoid_joints
 from .pairing import pair_bones, path_between
 from .rig import RetargetError, RetargetSkeleton, join_names
 from .rotations import inverse
@@ -118,7 +118,7 @@ def _pairs_in_tposes(source, target, source_tpose, target_tpose):
         ok_s, ok_t = source_tpose.known(s), target_tpose.known(t)
         if ok_s and ok_t:
             keep.append(k)
-        elif lab in humanoid.CANONICAL:
+        elif lab in humanoid_joints.CANONICAL:
             if not ok_s:
                 missing.append("%s (%s of the %s)" % (source.names[s], lab, source.label))
             if not ok_t:

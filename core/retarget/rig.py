@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import MotionMatchingError
 from ..maths import transforms as tf
-from ..skeleton import humanoid
+from ..skeleton import humanoid_joints
 
 
 class RetargetError(MotionMatchingError):
@@ -109,11 +109,11 @@ class RetargetSkeleton:
         self.lengths *= self.scale
         mapping = {k: v for k, v in dict(mapping).items() if v}
         try:
-            humanoid.check_mapping(mapping, self.names)
-        except humanoid.HumanoidError as ex:
+            humanoid_joints.check_mapping(mapping, self.names)
+        except humanoid_joints.HumanoidError as ex:
             raise RetargetError("The bone mapping of the %s cannot be used: %s" % (label, ex)) from None
         index = {n: i for i, n in enumerate(self.names)}
-        self.joints = {j: index[mapping[j]] for j in humanoid.CANONICAL if j in mapping}
+        self.joints = {j: index[mapping[j]] for j in humanoid_joints.CANONICAL if j in mapping}
         self.rest = _rest_pose(self.parents, self.offsets)
         self.constraints = {}
         for j, stack in dict(constraints or {}).items():

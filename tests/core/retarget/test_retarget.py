@@ -4,7 +4,7 @@ root motion and refusals, on synthetic skeletons (Z up, facing -Y, left +X)."""
 import numpy as np
 import pytest
 
-from core.skeleton import humanoid
+from core.skeleton import humanoid_joints, humanoid_map
 from core.retarget import frames as rt_frames, pairing as rt_pairing, plan as rt_plan, rig as rt_rig, rotations as rt_rotations, tpose as rt_tpose
 from core.maths import transforms as tf
 
@@ -268,7 +268,7 @@ def test_done_when_renamed_a_pose_copy_matches_every_joint(names):
     a_pose(tgt, names)
     tgt_map = sample_mapping(names)
     if names:
-        auto = humanoid.auto_map(tgt.names, np.array(tgt.parents), np.array([m[:3, 3] for m in tgt.rest]))
+        auto = humanoid_map.auto_map(tgt.names, np.array(tgt.parents), np.array([m[:3, 3] for m in tgt.rest]))
         assert auto["UpperChest"] == "mixamorig:Spine3" and auto["LeftUpperArm"] == "mixamorig:LeftArm"
         tgt_map = dict(auto)
     basis = random_motion(src, 120, seed=5)
@@ -387,7 +387,7 @@ def test_in_between_bones_pair_only_when_counts_match():
     m_s, m_t = sample_mapping(spine_count=4), sample_mapping(spine_count=3)
     labels, s, t = rt_pairing.pair_bones(src.skeleton(m_s), tgt.skeleton(m_t))
     assert not any("-" in lab for lab in labels)
-    assert len(labels) == len(humanoid.CANONICAL)
+    assert len(labels) == len(humanoid_joints.CANONICAL)
     basis = random_motion(src, 30, seed=1)
     plan, res, pose, out = run(src, m_s, tgt, m_t, basis)
     # Every mapped bone still gets the source's rotation (up to the T-pose correction).
