@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from core.io import scenario as sc
+from core.io import scenario as sc, scenario_builtins
 from core.maths.springs import yaw_to_facing
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -68,7 +68,7 @@ def polyline_move(t0, start, corners, speed, ramp):
 
 
 def _builder_points(build):
-    b = sc._Builder()
+    b = scenario_builtins._Builder()
     build(b)
     return b.points
 

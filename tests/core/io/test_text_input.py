@@ -7,7 +7,7 @@ import pytest
 
 from core.database import dance_card
 from core.skeleton import humanoid_json
-from core.io import scenario, text_input
+from core.io import scenario, scenario_builtins, text_input
 from core.errors import MotionMatchingError
 
 DEEP_JSON = "[" * 100000 + "]" * 100000
@@ -132,5 +132,5 @@ def test_longest_scenario_is_accepted(tmp_path):
     sc = scenario.load_scenario(_scenario_file(tmp_path, [{"t": 0, "x": 0, "y": 0},
                                                           {"t": scenario.MAX_DURATION, "x": 1000, "y": 0}]))
     assert scenario.duration(sc) == scenario.MAX_DURATION
-    for name, (_label, _desc, _make) in scenario.BUILTINS.items():
-        scenario.builtin(name)  # the built-in paths stay within the bounds
+    for name, (_label, _desc, _make) in scenario_builtins.BUILTINS.items():
+        scenario_builtins.builtin(name)  # the built-in paths stay within the bounds
