@@ -19,7 +19,7 @@ import os
 import numpy as np
 
 from core.io import scenario as sc, scenario_builtins
-from core.maths.springs import yaw_to_facing
+from core.maths.facing import yaw_to_facing
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(os.path.dirname(HERE), "samples", "paths")

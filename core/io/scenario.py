@@ -5,7 +5,7 @@ start of the scenario (``t = 0``), ground position in metres (Z up), and an
 optional facing in degrees. Facing convention: 0 faces -Y (Blender's front, where
 a character looks), positive angles turn counter-clockwise seen from above (a
 right-handed turn about +Z), so 90 faces +X and -90 faces -X. As a ground vector
-the facing of angle ``a`` is ``(sin a, -cos a)``, as in :mod:`core.maths.springs`.
+the facing of angle ``a`` is ``(sin a, -cos a)``, as in :mod:`core.maths.facing`.
 
 Between waypoints each coordinate follows a cubic Hermite curve whose slopes are
 the three-point (parabola) estimates, limited so that no coordinate ever leaves
@@ -43,7 +43,7 @@ import numpy as np
 from . import text_input
 from ..errors import MotionMatchingError
 from .text_input import short_repr
-from ..maths.springs import facing_to_yaw, yaw_to_facing
+from ..maths.facing import facing_to_yaw, yaw_to_facing
 
 
 class ScenarioError(MotionMatchingError):

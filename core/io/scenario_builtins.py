@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ..maths.springs import yaw_to_facing
+from ..maths.facing import yaw_to_facing
 from .scenario import Scenario, ScenarioError
 
 WALK_SPEED = 1.2  # m/s
