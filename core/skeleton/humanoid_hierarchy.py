@@ -1,8 +1,5 @@
 """Bones mapped to canonical joints from the shape of the hierarchy alone.
 
-number the head; named ``neck``/``head``/``hips``/``torso`` controls win, and
-then number 0 (the FK pelvis) is left out.
-
 Heights are compared with a threshold of a fifth of the skeleton's height. The
 hips are the first bone (breadth first from the roots) with two child subtrees
 that only go down and one that only goes up. The two down subtrees reaching

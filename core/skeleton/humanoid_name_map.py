@@ -1,7 +1,28 @@
-"""Bones mapped to canonical joints by their names (see
-:mod:`.humanoid_names` for how a name is read): the limbs of each side, then
-the column (hips, spine chain, neck, head), Rigify's numbered column apart;
-deform and control bones mapped separately, ``prefer`` deciding whose answer wins."""
+"""Bones mapped to canonical joints by their names (see :mod:`.humanoid_names`
+for how a name is read): the limbs of each side, then the column.
+
+Several candidates for one joint: FK controls first, then the lowest number
+(``DEF-upper_arm.L`` before its twist segment ``DEF-upper_arm.L.001``), then the
+shallowest. ``ORG-``/``MCH-``/``VIS_``/``WGT-`` bones and bones with a helper
+word (ik, twist, roll, tweak, pole, target, end, corrective...) are never
+chosen, by names or by the hierarchy fill.
+
+Deform and control sets: ``DEF-`` bones and the other bones are mapped
+separately; ``prefer`` says whose answer wins ("DEF" or "FK"), the other set
+fills its gaps.
+
+The spine column: Hips is the hips word (with ``prefer="FK"`` Rigify's
+``torso``, which carries the whole body, comes before ``hips``). The spine
+chain is the spine-like bones between the hips and the neck, in hierarchy
+order: Spine is the first, Chest the second, UpperChest the last when there are
+three or more. Neck is the lowest neck bone, Head the head. Without a hips word,
+a spine-like bone that is the common ancestor of both upper legs is the hips.
+Rigify numbers its column instead (``spine``, ``spine.001``..., with any
+prefix or ``_fk``): number 0 is the hips, the bone the shoulders hang from is
+the UpperChest (number 3 in the meta-rig), the next one the neck, the highest
+number the head; named ``neck``/``head``/``hips``/``torso`` controls win, and
+then number 0 (the FK pelvis) is left out.
+"""
 
 from .humanoid_joints import spine_positions
 from .humanoid_names import LIMB_JOINT, RIGIFY_SPINE_RE, SIDED
