@@ -52,7 +52,8 @@ def core_times(repeat):
     import numpy as np
 
     from core.database.features import Clip, build_database, default_spec
-    from core.io.fcurve_eval import BEZIER, LINEAR, evaluate_curves
+    from core.io.fcurve_eval import evaluate_curves
+    from core.io.fcurve_keys import BEZIER, LINEAR
     from core.maths.transforms import quat_from_axis_angle
 
     rng = np.random.default_rng(0)

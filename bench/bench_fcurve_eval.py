@@ -1,4 +1,4 @@
-"""Bulk F-Curve evaluation speed (core/io/fcurve_eval.py), no Blender needed.
+"""Bulk F-Curve evaluation speed (core/io/fcurve_eval.py and its fcurve_* parts), no Blender needed.
 
 Run: python -m bench.bench_fcurve_eval [--repeat 7]
 
@@ -18,7 +18,8 @@ import numpy as np
 if not __package__:
     sys.exit("Run from the repository root as: python -m bench.bench_fcurve_eval")
 
-from core.io.fcurve_eval import BEZIER, LINEAR, evaluate_curves  # noqa: E402
+from core.io.fcurve_eval import evaluate_curves  # noqa: E402
+from core.io.fcurve_keys import BEZIER, LINEAR  # noqa: E402
 
 
 def sparse_curves(rng, count=100, keys=700):

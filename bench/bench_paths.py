@@ -73,10 +73,10 @@ CHECK_TOLERANCE = 1e-4    # m
 
 
 def scenario_of(name):
-    from core.io import scenario as sc
+    from core.io import scenario as sc, scenario_builtins
 
-    if name in sc.BUILTINS:
-        return sc.builtin(name), None
+    if name in scenario_builtins.BUILTINS:
+        return scenario_builtins.builtin(name), None
     path = os.path.join(SUITE_DIR, name + ".json")
     return sc.load_scenario(path), path
 

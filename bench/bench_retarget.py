@@ -2,7 +2,7 @@
 
 Run: .venv-4.5/bin/python -m bench.bench_retarget [--repeat 5]
 Prints the median of ``--repeat`` runs of the operator (read the take, solve,
-write the new action) and of the array-level core.retarget.retarget_frames
+write the new action) and of the array-level core.retarget.frames.retarget_frames
 alone (what the bake calls per frame batch).
 """
 
@@ -59,8 +59,8 @@ def main():
 
         # The array-level function alone, on the same data.
         bridge = importlib.import_module(addon_session.MODULE + ".bridge.retarget")
-        core_rt = importlib.import_module(addon_session.MODULE + ".core.retarget")
-        tf = importlib.import_module(addon_session.MODULE + ".core.transforms")
+        rt_frames = importlib.import_module(addon_session.MODULE + ".core.retarget.frames")
+        tf = importlib.import_module(addon_session.MODULE + ".core.maths.transforms")
         setup = bridge.plan_for(bpy.context, source, rig)
         plan = setup.plan
         _action, frames, _names, pose = bridge.source_motion(source)
@@ -69,7 +69,7 @@ def main():
         core_times = []
         for _ in range(args.repeat):
             t = time.perf_counter()
-            core_rt.retarget_frames(plan, rotations, hips)
+            rt_frames.retarget_frames(plan, rotations, hips)
             core_times.append(time.perf_counter() - t)
         core_median = statistics.median(core_times)
 
@@ -80,7 +80,7 @@ def main():
         print("%-46s %10.3f  (%d keys written, %.1f us per frame)"
               % ("motion_matching.retarget (read, solve, write)", op_median, keys, 1e6 * op_median / len(frames)))
         print("%-46s %10.3f  (%.1f us per frame)"
-              % ("core.retarget.solve.retarget_frames alone", core_median, 1e6 * core_median / len(frames)))
+              % ("core.retarget.frames.retarget_frames alone", core_median, 1e6 * core_median / len(frames)))
         print("runs: %s" % ", ".join("%.3f" % x for x in times[1:]))
     finally:
         bpy.ops.preferences.addon_disable(module="rigify")

@@ -83,15 +83,16 @@ def joint_steps(path):
     import bpy
     import numpy as np
 
-    bvh = importlib.import_module(addon_session.MODULE + ".core.bvh")
+    bvh_parse = importlib.import_module(addon_session.MODULE + ".core.io.bvh_parse")
+    bvh_convert = importlib.import_module(addon_session.MODULE + ".core.io.bvh_convert")
     build = importlib.import_module(addon_session.MODULE + ".bridge.bvh_import")
     bpy.ops.wm.read_homefile(use_empty=True)
     marks = {}
     t = time.perf_counter()
-    data = bvh.read_bvh(path)
+    data = bvh_parse.read_bvh(path)
     marks["parse"] = time.perf_counter() - t
     t = time.perf_counter()
-    motion = bvh.to_blender(data, 0.01)
+    motion = bvh_convert.to_blender(data, 0.01)
     marks["convert"] = time.perf_counter() - t
     t = time.perf_counter()
     build.build(bpy.context, "take", motion, np.arange(data.frame_count) + 1.0,

@@ -133,7 +133,7 @@ def sample_curves(action, obj, frames, curves=None):
     bulk by core.io.fcurve_eval, which reproduces Blender's own evaluation; a curve
     it cannot do (modifiers, elastic easing) is left to ``FCurve.evaluate``.
     """
-    from ..core.io import fcurve_eval
+    from ..core.io import fcurve_eval, fcurve_keys
 
     frames = np.asarray(frames, dtype=np.float64)
     out = {}
@@ -155,7 +155,7 @@ def sample_curves(action, obj, frames, curves=None):
             try:
                 fcurve_eval.check_curve(keys["co"], keys["interpolation"], _EXTRAPOLATION[fc.extrapolation],
                                         None)
-            except fcurve_eval.UnsupportedCurve:
+            except fcurve_keys.UnsupportedCurve:
                 supported = False
         if supported:
             sparse.append((key, fc))

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core.bake import pipeline as core_bake
 from ..core.measure import bake_quality
-from ..core.skeleton import humanoid
+from ..core.skeleton import humanoid_map
 from ..core.measure import metrics
 from ..core.measure import path_metrics
 from ..core.measure import retarget_checks
@@ -89,7 +89,7 @@ def skeleton_of(arrays):
     parents = np.asarray(arrays["bone_parents"], dtype=np.int64)
     bones = json.loads(str(arrays["feature_bones_json"]))
     rest = np.asarray(arrays["bone_rest"])
-    mapping = humanoid.auto_map(names, parents, rest[:, :3, 3])
+    mapping = humanoid_map.auto_map(names, parents, rest[:, :3, 3])
     legs = []
     for side, key in (("Left", "left"), ("Right", "right")):
         up, low = mapping.get(side + "UpperLeg"), mapping.get(side + "LowerLeg")
@@ -284,7 +284,7 @@ def _upper_arms(skeleton):
     J = len(skeleton.names)
     rest = core_bake.forward_kinematics(skeleton, np.zeros((1, J, 3)), np.tile([1.0, 0.0, 0.0, 0.0], (1, J, 1)))
     try:
-        mapping = humanoid.auto_map(list(skeleton.names), np.asarray(skeleton.parents), rest[0, :, :3, 3])
+        mapping = humanoid_map.auto_map(list(skeleton.names), np.asarray(skeleton.parents), rest[0, :, :3, 3])
     except MotionMatchingError:
         return None
     arms = [mapping.get(j) for j in ("LeftUpperArm", "RightUpperArm")]
@@ -482,8 +482,8 @@ def source_armature(context):
 
 
 def retarget_setup(context, target, scale=None):
-    """The retarget plan from the database's armature onto ``target``
-    (``scale``: the size ratio, None for automatic)."""
+    """The retarget set-up (bridge.retarget.Setup) from the database's armature
+    onto ``target`` (``scale``: the size ratio, None for automatic)."""
     from . import retarget as retarget_bridge
 
     return retarget_bridge.plan_for(context, source_armature(context), target, scale=scale)

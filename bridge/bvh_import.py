@@ -1,10 +1,10 @@
-"""Turn a converted BVH take (core.io.bvh.BlenderMotion) into an armature and an action."""
+"""Turn a converted BVH take (core.io.bvh_convert.BlenderMotion) into an armature and an action."""
 
 import bpy
 import numpy as np
 from mathutils import Matrix
 
-from ..core.io.bvh import keyed_channel_list, keyed_channels
+from ..core.io.bvh_channels import keyed_channel_list, keyed_channels
 from . import armature_data, compat
 
 

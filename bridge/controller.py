@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ..core.io import scenario as core_scenario
+from ..core.io import curve_timing as core_curve_timing, scenario as core_scenario
 from ..core.maths import transforms as tf
 from ..core.errors import MotionMatchingError
 from . import compat
@@ -196,7 +196,7 @@ def controller_from_curve(context, curve_obj, frame_start, frame_end=None, speed
     length = curve_length(context, curve_obj)
     if length <= 1e-9:
         raise ControllerError("The curve %s has no length to follow." % curve_obj.name)
-    timing = core_scenario.curve_timing(length, fps, frame_start, frame_end, speed, stops)
+    timing = core_curve_timing.curve_timing(length, fps, frame_start, frame_end, speed, stops)
     obj = _new_empty(context, name)
     try:
         con = obj.constraints.new("FOLLOW_PATH")

@@ -55,7 +55,7 @@ def action_frames(action, obj):
 
 def feature_bones(settings, obj):
     """Hips, feet and toes of ``obj``: the settings' overrides, else found by name."""
-    from ..core.skeleton import humanoid
+    from ..core.skeleton import humanoid_map
 
     names, parents = armature_data.bone_order(obj.data)
     rest = armature_data.rest_matrices(obj.data, names)
@@ -63,7 +63,7 @@ def feature_bones(settings, obj):
     tails = np.array([obj.data.bones[n].tail_local for n in names])
     auto = {}
     try:
-        mapping = humanoid.auto_map(names, parents, heads, tails)
+        mapping = humanoid_map.auto_map(names, parents, heads, tails)
         auto = dict(mapping)
     except MotionMatchingError:
         auto = {}

@@ -8,7 +8,7 @@ poses the bake will play.
 
 import numpy as np
 
-from ..core.skeleton import humanoid
+from ..core.skeleton import humanoid_map
 from ..core.skeleton import mirror as core_mirror
 from ..core.maths import transforms as tf
 from ..core.errors import MotionMatchingError
@@ -22,7 +22,7 @@ def bone_pairs(obj, names, parents, bones):
     rest = armature_data.rest_matrices(obj.data, names)
     tails = np.array([obj.data.bones[n].tail_local for n in names])
     try:
-        mapping = humanoid.auto_map(names, parents, rest[:, :3, 3], tails)
+        mapping = humanoid_map.auto_map(names, parents, rest[:, :3, 3], tails)
     except MotionMatchingError:
         mapping = None
     pairs = core_mirror.pair_bones(names, parents, mapping=mapping)

@@ -8,12 +8,13 @@ failure while writing removes what was written.
 """
 
 import os
+from dataclasses import dataclass, field
 
 import bpy
 import numpy as np
 
-from ..core.skeleton import humanoid
-from ..core.retarget import solve as core_rt
+from ..core.skeleton import humanoid_joints, humanoid_map
+from ..core.retarget import frames as rt_frames, plan as rt_plan, rig as rt_rig, tpose as rt_tpose
 from ..core.maths import transforms as tf
 from ..core.errors import MotionMatchingError
 from . import armature_data, compat
@@ -38,9 +39,9 @@ def skeleton_arrays(obj):
 
 
 def auto_map(obj, prefer="DEF"):
-    """core.skeleton.humanoid.auto_map on ``obj``'s bones (not stored)."""
+    """core.skeleton.humanoid_map.auto_map on ``obj``'s bones (not stored)."""
     names, parents, _offsets, _lengths, heads, tails = skeleton_arrays(obj)
-    return humanoid.auto_map(names, parents, heads, tails, prefer=prefer)
+    return humanoid_map.auto_map(names, parents, heads, tails, prefer=prefer)
 
 
 def read_mapping(obj):
@@ -56,12 +57,12 @@ def has_mapping(obj):
 def store_mapping(obj, mapping):
     """Keep ``mapping`` on the armature: one row per canonical joint, in order
     (empty bone for an unmapped joint); joints outside the canon are refused."""
-    unknown = [k for k in mapping if k not in humanoid.CANONICAL]
+    unknown = [k for k in mapping if k not in humanoid_joints.CANONICAL]
     if unknown:
-        raise humanoid.HumanoidError("Unknown humanoid joints: %s." % ", ".join(map(repr, unknown)))
+        raise humanoid_joints.HumanoidError("Unknown humanoid joints: %s." % ", ".join(map(repr, unknown)))
     items = obj.data.motion_matching.bone_map
     items.clear()
-    for joint in humanoid.CANONICAL:
+    for joint in humanoid_joints.CANONICAL:
         item = items.add()
         item.name = joint
         item.bone = mapping.get(joint) or ""
@@ -72,11 +73,11 @@ def check_preset(mapping, obj):
     (missing joints are allowed: a preset may be partial). Returns the
     required joints it leaves unmapped."""
     full = dict(mapping)
-    missing = [j for j in humanoid.REQUIRED if not full.get(j)]
+    missing = [j for j in humanoid_joints.REQUIRED if not full.get(j)]
     for k, j in enumerate(missing):        # stand-ins so only real problems are reported
         full[j] = "\x00missing%d" % k
     names = [b.name for b in obj.data.bones] + [full[j] for j in missing]
-    humanoid.check_mapping(full, names)
+    humanoid_joints.check_mapping(full, names)
     return missing
 
 
@@ -90,15 +91,15 @@ def mapping_for(obj, prefer="DEF"):
 
 def object_frames(obj):
     """(ground, body) 4x4 of the object's world matrix (parents included),
-    see core.retarget.split_object_matrix."""
-    return core_rt.split_object_matrix(np.array(obj.matrix_world, dtype=np.float64))
+    see core.retarget.rig.split_object_matrix."""
+    return rt_rig.split_object_matrix(np.array(obj.matrix_world, dtype=np.float64))
 
 
 def skeleton(obj, label, mapping, constraints=None):
     """The core skeleton of ``obj`` in its body frame (the tilt and scale of
     its object taken in, so a Y-up rig in centimetres reads Z up in metres)."""
     names, parents, offsets, lengths, _heads, _tails = skeleton_arrays(obj)
-    return core_rt.RetargetSkeleton(names, parents, offsets, lengths, mapping, label, constraints,
+    return rt_rig.RetargetSkeleton(names, parents, offsets, lengths, mapping, label, constraints,
                                     frame=object_frames(obj)[1])
 
 
@@ -138,9 +139,9 @@ def read_constraints(obj, names):
                 targets = [(index[t.subtarget], t.weight) for t in c.targets]
             if kind is None:
                 others.append((pb.name, c.type))
-                stack.append(core_rt.Constraint("OTHER", (), c.influence))
+                stack.append(rt_rig.Constraint("OTHER", (), c.influence))
                 continue
-            stack.append(core_rt.Constraint(kind, targets or [(index[c.subtarget], 1.0)], c.influence, space))
+            stack.append(rt_rig.Constraint(kind, targets or [(index[c.subtarget], 1.0)], c.influence, space))
         if stack:
             followed[index[pb.name]] = stack
     return followed, others
@@ -182,7 +183,7 @@ def stored_tpose(obj, names):
         if i is not None:
             rot[i] = item.rotation
             heads[i] = item.head
-    return core_rt.TPose(rot, heads)
+    return rt_rig.TPose(rot, heads)
 
 
 def tpose_for(context, obj, names, mode, frame):
@@ -201,9 +202,9 @@ def tpose_for(context, obj, names, mode, frame):
         return stored_tpose(obj, names), "stored T-pose" + (" (%s)" % where if where else "")
     if mode == "REST":
         rest = armature_data.rest_matrices(obj.data, names)
-        return core_rt.TPose.from_matrices(rest), "rest pose"
+        return rt_rig.TPose.from_matrices(rest), "rest pose"
     if mode == "FRAME":
-        return core_rt.TPose.from_matrices(evaluated_pose(context, obj, names, frame)), "frame %d" % frame
+        return rt_rig.TPose.from_matrices(evaluated_pose(context, obj, names, frame)), "frame %d" % frame
     raise MotionMatchingError("Unknown T-pose source %r." % (mode,))
 
 
@@ -253,7 +254,7 @@ def make_tpose(context, obj, mode="COMPUTED", frame=1, straighten_spine=False, a
     if mode == "COMPUTED":
         mapping, automatic = mapping_for(obj, prefer)
         sk = skeleton(obj, "armature '%s'" % obj.name, mapping)
-        basis, pose = core_rt.compute_tpose(sk, straighten_spine=straighten_spine)
+        basis, pose = rt_tpose.compute_tpose(sk, straighten_spine=straighten_spine)
         source = "computed (Make T-Pose%s)" % (", straight spine" if straighten_spine else "")
         if automatic:
             store_mapping(obj, mapping)
@@ -339,14 +340,20 @@ class _PoseBackup:
             pbones[bone][prop] = value
 
 
+@dataclass(eq=False)
 class Setup:
-    """A retarget plan made from two armatures (see :func:`plan_for`).
+    """A retarget plan made from two armatures (see :func:`plan_for`)."""
 
-    ``plan`` (core.retarget.Plan), ``source``/``target`` (core Skeletons),
-    ``source_map``/``target_map`` and whether each was made automatically
-    (``source_auto``/``target_auto``: stored once the retarget succeeds),
-    ``tpose_words`` (source, target) for reports, ``warnings``.
-    """
+    plan: rt_plan.Plan                 # the core plan (everything fixed before the first frame)
+    source: rt_rig.RetargetSkeleton    # the source armature as the core reads it
+    target: rt_rig.RetargetSkeleton    # the target armature, with the constraints the plan follows
+    source_map: dict                   # {canonical joint: source bone name}
+    source_auto: bool                  # the source mapping was made automatically (stored once the retarget succeeds)
+    target_map: dict                   # {canonical joint: target bone name}
+    target_auto: bool                  # the same for the target
+    ground: np.ndarray                 # (4, 4) the target object's ground frame (its place and turn about Z)
+    tpose_words: tuple                 # (source, target): where each T-pose came from, for reports
+    warnings: list = field(default_factory=list)   # sentences for the report
 
 
 def plan_for(context, source, target, source_tpose="AUTO", source_frame=1, target_tpose="AUTO",
@@ -365,13 +372,12 @@ def plan_for(context, source, target, source_tpose="AUTO", source_frame=1, targe
     for obj, role in ((source, "source"), (target, "target")):
         if obj is None or obj.type != "ARMATURE":
             raise MotionMatchingError("The %s must be an armature." % role)
-    setup = Setup()
-    setup.source_map, setup.source_auto = mapping_for(source, prefer)
-    setup.target_map, setup.target_auto = mapping_for(target, prefer)
-    src = skeleton(source, "source '%s'" % source.name, setup.source_map)
+    source_map, source_auto = mapping_for(source, prefer)
+    target_map, target_auto = mapping_for(target, prefer)
+    src = skeleton(source, "source '%s'" % source.name, source_map)
     tgt_label = "target '%s'" % target.name
     followed, others = read_constraints(target, armature_data.bone_order(target.data)[0])
-    tgt = skeleton(target, tgt_label, setup.target_map, followed)
+    tgt = skeleton(target, tgt_label, target_map, followed)
     src_tp, src_words = tpose_for(context, source, src.names, source_tpose, source_frame)
     tgt_tp, tgt_words = tpose_for(context, target, tgt.names, target_tpose, target_frame)
     notes = []
@@ -382,7 +388,7 @@ def plan_for(context, source, target, source_tpose="AUTO", source_frame=1, targe
     hips_name = src.names[src.joints["Hips"]]
 
     def make_plan(tgt):
-        return core_rt.prepare(
+        return rt_plan.prepare(
             src, tgt, src_tp, tgt_tp, root_motion=root_motion, scale=scale,
             source_root=_root_bone(source, src.names, hips_name) if root_motion == "ROOT" else None,
             target_root=(_root_bone(target, tgt.names, tgt.names[tgt.joints["Hips"]])
@@ -393,7 +399,7 @@ def plan_for(context, source, target, source_tpose="AUTO", source_frame=1, targe
     if plan.overridden:
         warnings.append("%d keyed bones have constraints that override their keys (%s): the keys assume the "
                         "target's constraints muted" % (len(plan.overridden), _join_short(plan.overridden)))
-        tgt = skeleton(target, tgt_label, setup.target_map)
+        tgt = skeleton(target, tgt_label, target_map)
         plan = make_plan(tgt)
         others = []
     walked = {tgt.names[j] for j, _p, _k in plan.walk}
@@ -401,25 +407,23 @@ def plan_for(context, source, target, source_tpose="AUTO", source_frame=1, targe
     if ignored:
         warnings.append("constraints not followed, so these bones may move the result: %s"
                         % _join_short(ignored))
-    setup.plan, setup.source, setup.target = plan, src, tgt
-    setup.ground = object_frames(target)[0]
     size = mesh_size_note(target, plan.target_height)
     if size:
         warnings.append(size)
-    setup.tpose_words = (src_words, tgt_words)
-    setup.warnings = warnings
-    return setup
+    return Setup(plan=plan, source=src, target=tgt, source_map=source_map, source_auto=source_auto,
+                 target_map=target_map, target_auto=target_auto, ground=object_frames(target)[0],
+                 tpose_words=(src_words, tgt_words), warnings=warnings)
 
 
 def _unless_a_pose(sk, tpose, words, notes):
     """The rest pose as the T-pose, unless its arms hang down (an A-pose):
     then the computed T-pose (Make T-Pose's), not stored, and a note."""
-    droop = core_rt.arm_droop(sk)
-    if droop is None or droop < core_rt.A_POSE_DEGREES:
+    droop = rt_tpose.arm_droop(sk)
+    if droop is None or droop < rt_tpose.A_POSE_DEGREES:
         return tpose, words
     notes.append("the rest pose of %s is an A-pose (arms %.0f degrees below level), so its T-pose was computed "
                  "(Make T-Pose stores one to check or edit)" % (sk.label, droop))
-    return core_rt.TPose.from_matrices(core_rt.compute_tpose(sk)[1]), "computed T-pose (A-pose rest)"
+    return rt_rig.TPose.from_matrices(rt_tpose.compute_tpose(sk)[1]), "computed T-pose (A-pose rest)"
 
 
 def skinned_meshes(obj):
@@ -474,12 +478,12 @@ def mesh_size_note(obj, pelvis_height):
 
 
 def retarget_pose(setup, pose):
-    """core.retarget.solve.retarget_frames on source pose matrices (F, Js, 4, 4)
+    """core.retarget.frames.retarget_frames on source pose matrices (F, Js, 4, 4)
     in armature space (e.g. from armature_data.armature_pose)."""
     plan = setup.plan
     rotations = tf.matrix_to_quat(pose[..., :3, :3])
     root_pose = pose[:, plan.source_root] if plan.source_root is not None else None
-    return core_rt.retarget_frames(plan, rotations, pose[:, plan.source_hips, :3, 3], root_pose)
+    return rt_frames.retarget_frames(plan, rotations, pose[:, plan.source_hips, :3, 3], root_pose)
 
 
 def world_joints(setup, result, chunk=256):
@@ -499,7 +503,7 @@ def world_joints(setup, result, chunk=256):
     parts = {k: [] for k in pick}
     F = result.rotations.shape[0]
     for a in range(0, F, chunk):
-        pose = core_rt.target_frame_pose(setup.plan, core_rt.slice_result(result, slice(a, a + chunk)))
+        pose = rt_frames.target_frame_pose(setup.plan, rt_frames.slice_result(result, slice(a, a + chunk)))
         heads = pose[..., :3, 3] @ g[:3, :3].T + g[:3, 3]
         for k, idx in pick.items():
             parts[k].append(heads[:, idx])
@@ -518,7 +522,7 @@ def check_result(setup, result, target, controller=None, frames=200):
 
     if controller is None and result.rotations.shape[0] > frames:
         pick = np.linspace(0, result.rotations.shape[0] - 1, frames).round().astype(np.int64)
-        result = core_rt.slice_result(result, pick)
+        result = rt_frames.slice_result(result, pick)
     world = world_joints(setup, result)
     return retarget_checks.result_warnings(target.name, setup.plan.target_height, world, controller)
 
@@ -588,7 +592,7 @@ def retarget(context, source, target, source_tpose="AUTO", source_frame=1, targe
         store_mapping(target, setup.target_map)
     step(1.0)
     plan = setup.plan
-    inbetween = [lab for lab in plan.labels if lab not in humanoid.CANONICAL]
+    inbetween = [lab for lab in plan.labels if lab not in humanoid_joints.CANONICAL]
     auto = [o.name for o, a in ((source, setup.source_auto), (target, setup.target_auto)) if a]
     sentence = ("Retargeted %d frames of %s onto %s as %s: %d bones keyed%s, translation scaled by %.3f; "
                 "T-poses: source %s, target %s%s." % (

@@ -15,7 +15,8 @@ import math
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 
-from ..core.io import scenario as core_scenario
+from ..core.io import curve_timing as core_curve_timing, scenario as core_scenario
+from ..core.io import scenario_builtins as core_scenario_builtins
 from ..core.errors import MotionMatchingError
 from ..bridge import compat, controller as controller_build
 
@@ -108,9 +109,9 @@ class MOTION_MATCHING_OT_add_controller(bpy.types.Operator):
             self.frame_end = scene.frame_end
         curve = _curve(context)
         try:
-            stops = core_scenario.parse_pairs(self.stops, "stop")
+            stops = core_curve_timing.parse_pairs(self.stops, "stop")
             if self.speed_keys.strip():
-                speed = core_scenario.parse_pairs(self.speed_keys, "speed key")
+                speed = core_curve_timing.parse_pairs(self.speed_keys, "speed key")
             else:
                 speed = self.speed if self.speed > 0.0 else None
             obj = controller_build.controller_from_curve(
@@ -136,7 +137,7 @@ def _last_key(obj):
 
 
 def _scenario_items():
-    items = [(key, label, desc) for key, (label, desc, _make) in core_scenario.BUILTINS.items()]
+    items = [(key, label, desc) for key, (label, desc, _make) in core_scenario_builtins.BUILTINS.items()]
     items.append(("FILE", "From File", "Timed waypoints from a JSON file: "
                   '{"points": [{"t": s, "x": m, "y": m, "facing": degrees (optional)}, ...]}'))
     return items
@@ -188,7 +189,7 @@ class MOTION_MATCHING_OT_add_scenario_controller(bpy.types.Operator):
                     raise core_scenario.ScenarioError("Choose a JSON file of timed waypoints.")
                 sc = core_scenario.load_scenario(bpy.path.abspath(self.filepath))
             else:
-                sc = core_scenario.builtin(self.scenario)
+                sc = core_scenario_builtins.builtin(self.scenario)
             obj = controller_build.controller_from_scenario(
                 context, sc, None, self.frame_start, name=self.controller_name or "Controller")
         except MotionMatchingError as ex:

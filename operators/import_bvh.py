@@ -8,7 +8,7 @@ import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper, orientation_helper
 
-from ..core.io import bvh as core_bvh
+from ..core.io import bvh_convert as core_bvh_convert, bvh_parse as core_bvh_parse
 from ..core.errors import MotionMatchingError
 from ..bridge import bvh_import as bvh_build, virtual_root
 from ..bridge.scene_data import scene_fps
@@ -85,8 +85,8 @@ class MOTION_MATCHING_OT_import_bvh(bpy.types.Operator, ImportHelper, VirtualRoo
     def _import(self, context, progress):
         scene = context.scene
         try:
-            data = core_bvh.read_bvh(self.filepath, progress=lambda f: progress.tell("parse", f))
-            motion = core_bvh.to_blender(data, self.global_scale, self.axis_forward, self.axis_up, self.handedness)
+            data = core_bvh_parse.read_bvh(self.filepath, progress=lambda f: progress.tell("parse", f))
+            motion = core_bvh_convert.to_blender(data, self.global_scale, self.axis_forward, self.axis_up, self.handedness)
             progress.tell("convert", 1.0)
             use_fps_scale = self.use_fps_scale and not self.update_scene_fps
             frames = key_frames(data.frame_count, data.fps, self.frame_start, use_fps_scale, scene_fps(scene))

@@ -11,7 +11,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from ..core.skeleton import humanoid
+from ..core.skeleton import humanoid_joints, humanoid_json
 from ..core.io import text_input
 from ..core.errors import MotionMatchingError
 from ..bridge import retarget as bridge
@@ -52,7 +52,7 @@ class MOTION_MATCHING_OT_auto_map_bones(bpy.types.Operator):
         except MotionMatchingError as ex:
             self.report({"ERROR"}, str(ex))
             return {"CANCELLED"}
-        text = "Mapped %d of %d joints of %s by %s" % (len(mapping), len(humanoid.CANONICAL), obj.name,
+        text = "Mapped %d of %d joints of %s by %s" % (len(mapping), len(humanoid_joints.CANONICAL), obj.name,
                                                        mapping.method)
         if mapping.from_hierarchy:
             text += " (%s from the hierarchy)" % ", ".join(mapping.from_hierarchy)
@@ -86,7 +86,7 @@ class MOTION_MATCHING_OT_save_bone_map(bpy.types.Operator, ExportHelper):
     def execute(self, context):
         obj = context.active_object
         try:
-            text = humanoid.mapping_to_json(bridge.read_mapping(obj))
+            text = humanoid_json.mapping_to_json(bridge.read_mapping(obj))
             with open(self.filepath, "w", encoding="utf-8") as fh:
                 fh.write(text + "\n")
         except MotionMatchingError as ex:
@@ -122,7 +122,7 @@ class MOTION_MATCHING_OT_load_bone_map(bpy.types.Operator, ImportHelper):
             self.report({"ERROR"}, str(ex))
             return {"CANCELLED"}
         try:
-            mapping = humanoid.mapping_from_json(raw)
+            mapping = humanoid_json.mapping_from_json(raw)
             missing = bridge.check_preset(mapping, obj)
         except MotionMatchingError as ex:
             self.report({"ERROR"}, "%s cannot be used on %s: %s" % (name, obj.name, ex))

@@ -7,7 +7,7 @@ import numpy as np
 from bpy.props import EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper, orientation_helper
 
-from ..core.io import bvh as core_bvh
+from ..core.io import bvh_convert as core_bvh_convert, bvh_parse as core_bvh_parse
 from ..core.maths import transforms as tf
 from ..core.errors import MotionMatchingError
 from ..bridge import armature_data, retarget as retarget_bridge
@@ -43,13 +43,13 @@ class MOTION_MATCHING_OT_load_tpose(bpy.types.Operator, ImportHelper):
     def execute(self, context):
         obj = context.active_object
         try:
-            data = core_bvh.read_bvh(self.filepath)
+            data = core_bvh_parse.read_bvh(self.filepath)
             if self.frame >= data.frame_count:
                 raise MotionMatchingError("%s has %d frames; frame %d does not exist."
                                           % (os.path.basename(self.filepath), data.frame_count, self.frame))
             # Only the T-pose frame is converted (and checked).
             data = data.frame_range(self.frame, self.frame + 1)
-            motion = core_bvh.to_blender(data, self.global_scale, self.axis_forward, self.axis_up, self.handedness)
+            motion = core_bvh_convert.to_blender(data, self.global_scale, self.axis_forward, self.axis_up, self.handedness)
         except MotionMatchingError as ex:
             self.report({"ERROR"}, str(ex))
             return {"CANCELLED"}

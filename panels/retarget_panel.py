@@ -3,7 +3,7 @@ an editable list, presets, T-pose and the retarget button."""
 
 import bpy
 
-from ..core.skeleton import humanoid
+from ..core.skeleton import humanoid_joints
 from .sidebar import SidebarPanel
 
 
@@ -13,7 +13,7 @@ class MOTION_MATCHING_UL_bone_map(bpy.types.UIList):
 
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
         row = layout.row(align=True)
-        row.alert = not item.bone and item.name in humanoid.REQUIRED
+        row.alert = not item.bone and item.name in humanoid_joints.REQUIRED
         split = row.split(factor=0.42, align=True)
         split.label(text=item.name, icon="BONE_DATA" if item.bone else "BLANK1")
         split.prop_search(item, "bone", item.id_data, "bones", text="")

@@ -47,7 +47,7 @@ def write_bvh(path, names, parents, offsets, channels, motion, frame_time,
 
 
 def sample_layout(bvh):
-    """names, parents, offsets, channels, end sites of a parsed take (core.io.bvh.BvhData)."""
+    """names, parents, offsets, channels, end sites of a parsed take (core.io.bvh_data.BvhData)."""
     ends = {j: tuple(e) for j, e in enumerate(bvh.end_sites) if e is not None}
     return list(bvh.names), list(bvh.parents), bvh.offsets.copy(), list(bvh.channels), ends
 

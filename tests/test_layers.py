@@ -148,7 +148,7 @@ def test_the_walk_sees_every_layer():
     packages = {m.split(".")[1] for m in GRAPH if m.startswith("core.") and m.count(".") >= 2}
     assert {"bake", "database", "io", "maths", "measure", "retarget", "skeleton"} <= packages
     assert "core.database.features" in GRAPH["core.bake.pipeline"]
-    assert "core.errors" in GRAPH["core.io.bvh"]
+    assert "core.errors" in GRAPH["core.io.bvh_data"]
 
 
 def test_no_import_runs_up_a_layer():

@@ -18,8 +18,8 @@ import os
 
 import numpy as np
 
-from core.io import scenario as sc
-from core.maths.springs import yaw_to_facing
+from core.io import scenario as sc, scenario_builtins
+from core.maths.facing import yaw_to_facing
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(os.path.dirname(HERE), "samples", "paths")
@@ -68,7 +68,7 @@ def polyline_move(t0, start, corners, speed, ramp):
 
 
 def _builder_points(build):
-    b = sc._Builder()
+    b = scenario_builtins._Builder()
     build(b)
     return b.points
 

@@ -34,7 +34,7 @@ import sys
 
 try:  # absolute imports: this file also runs as a script inside Blender (see above)
     from core.bake import pipeline as core_bake
-    from core.io import scenario as core_scenario
+    from core.io import scenario as core_scenario, scenario_builtins as core_scenario_builtins
     from core.database import query as core_tag_query
     from core.errors import MotionMatchingError
     from tools import addon_session
@@ -119,7 +119,7 @@ def validate(args):
         if path is not None and not os.path.isfile(path):
             raise Failure("%s file not found: %s" % (option, path))
     if not os.path.isfile(args.scenario):
-        names = sorted(core_scenario.BUILTINS)
+        names = sorted(core_scenario_builtins.BUILTINS)
         if args.scenario not in names:
             raise Failure("--scenario %r is neither a built-in scenario (%s) nor a file."
                           % (args.scenario, ", ".join(names)))
@@ -152,10 +152,10 @@ def bake_knobs():
 
 def scenario_has_facing(scenario):
     """Does the scenario (a built-in name or a file) ask for a facing of its own?"""
-    sc = core_scenario
     if os.path.isfile(scenario):
-        return bool(sc.load_scenario(scenario).has_facing)
-    return bool(sc.builtin(scenario).has_facing) if scenario in sc.BUILTINS else False
+        return bool(core_scenario.load_scenario(scenario).has_facing)
+    builtins = core_scenario_builtins
+    return bool(builtins.builtin(scenario).has_facing) if scenario in builtins.BUILTINS else False
 
 
 def _check_bake_knobs(args):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.skeleton import humanoid
+from core.skeleton import humanoid_map
 from core.measure import path_metrics as pm
 
 from .addon_session import MODULE
@@ -48,7 +48,7 @@ def measured_bones(obj):
     arm = addon("bridge.armature_data")
     names, parents = arm.bone_order(obj.data)
     rest = arm.rest_matrices(obj.data, names)
-    mapping = humanoid.auto_map(names, parents, rest[:, :3, 3])
+    mapping = humanoid_map.auto_map(names, parents, rest[:, :3, 3])
     missing = [j for j in _JOINTS if not mapping.get(j)]
     if missing:
         raise ValueError("%s: no bone maps to %s" % (obj.name, ", ".join(missing)))
@@ -73,7 +73,7 @@ def read_motion(obj, action, frames, fps, contacts=None):
     def pair(left, right):
         return heads[:, [at[b[left]], at[b[right]]]]
 
-    mapping = humanoid.auto_map(names, parents, rest[:, :3, 3])
+    mapping = humanoid_map.auto_map(names, parents, rest[:, :3, 3])
     arms = [mapping.get(j) for j in ("LeftUpperArm", "RightUpperArm")]
     shoulders = heads[:, [at[arms[0]], at[arms[1]]]] if all(arms) else None
     return Motion(fps=float(fps), frames=frames, hips=heads[:, at[b["Hips"]]],

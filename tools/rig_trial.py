@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from core.skeleton import humanoid
+from core.skeleton import humanoid_joints
 from core.measure import rig_metrics as rm
 
 from . import addon_session, rig_measure
@@ -104,7 +104,7 @@ def retarget_figures(take, rig, mesh, mesh_frames=40):
     t_names = [b.name for b in rig.data.bones]
     s_heads = rig_measure.world_heads(take, frames, s_names)
     t_heads = rig_measure.world_heads(rig, frames, t_names)
-    joints = [j for j in humanoid.CANONICAL]
+    joints = [j for j in humanoid_joints.CANONICAL]
     src = rig_measure.joint_heads(take, s_heads, s_names, joints)
     tgt = rig_measure.joint_heads(rig, t_heads, t_names, joints)
     s_rest = rig_measure.tpose_heads(take)

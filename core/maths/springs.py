@@ -17,20 +17,19 @@ Note on the name "half-life": with this ``y``, a spring released at rest covers
 ``exp(-y t)`` has quartered, the ``(1 + y t)`` factor slows it). Half the distance is
 covered after about ``1.21`` half-lives. The formula is kept as the notes give it.
 
-Character simulation (:func:`simulate_character`, :func:`predict_future`): a position
-spring and a yaw spring follow the controller, aimed a little ahead on its known
-future (:func:`spring_lead`) so that they smooth it without trailing behind. Yaw 0
-faces -Y; the facing of yaw ``a`` is ``(sin a, -cos a)`` on the ground plane (a
-right-handed turn about +Z).
+Character simulation (:func:`simulate_character`; from a given state,
+:func:`.prediction.predict_future`): a position spring and a yaw spring follow the
+controller, aimed a little ahead on its known future (:func:`spring_lead`) so that
+they smooth it without trailing behind. Yaw 0 faces -Y (see :mod:`.facing`).
 """
 
-from dataclasses import dataclass
-
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import MotionMatchingError
+from .facing import facing_to_yaw, yaw_to_facing
 
 LN2 = float(np.log(2.0))
 
@@ -106,18 +105,6 @@ def wrap_angle(a):
     """Angles in radians wrapped to ``[-pi, pi)``."""
     a = np.asarray(a, dtype=np.float64)
     return np.mod(a + np.pi, 2.0 * np.pi) - np.pi
-
-
-def yaw_to_facing(yaw):
-    """Yaw angles (...) to unit ground-plane facings (..., 2); yaw 0 faces -Y."""
-    yaw = np.asarray(yaw, dtype=np.float64)
-    return np.stack([np.sin(yaw), -np.cos(yaw)], axis=-1)
-
-
-def facing_to_yaw(facing):
-    """Ground-plane facings (..., 2) (any length > 0) to yaw angles in ``(-pi, pi]``."""
-    f = np.asarray(facing, dtype=np.float64)
-    return np.arctan2(f[..., 0], -f[..., 1])
 
 
 def yaw_spring(yaw, yaw_rate, goal_yaw, halflife, dt):
@@ -263,7 +250,7 @@ def _sample(values, index):
     return values[i0] * (1.0 - w) + values[i1] * w
 
 
-class _Goals:
+class ControllerGoals:
     """The controller resampled as spring goals: the goal of the step that ends at
     frame f is the controller at frame ``f + lead / dt``."""
 
@@ -331,7 +318,7 @@ def simulate_character(controller_pos, controller_facing, dt, halflife_pos=0.25,
     Yaw goals are unrolled along time and each step's error is taken the short way
     round, so facings never spin the long way. Returns a :class:`SimulatedPath`.
     """
-    goals = _Goals(controller_pos, controller_facing, dt, halflife_pos, halflife_rot, lead)
+    goals = ControllerGoals(controller_pos, controller_facing, dt, halflife_pos, halflife_rot, lead)
     s = initial_state if initial_state is not None else goals.initial_state()
     t = len(goals.pos)
     goal_p, goal_y = goals.at(np.arange(1, t))
@@ -347,55 +334,3 @@ def simulate_character(controller_pos, controller_facing, dt, halflife_pos=0.25,
             pos, vel, yaw, rate = goals.advance(pos, vel, yaw, rate, goal_p[i], goal_y[i],
                                                 goals.dt)
     return SimulatedPath(out_p, out_v, out_y, out_r)
-
-
-def predict_future(state, controller_pos, controller_facing, frame, dt,
-                   times=(1.0 / 3.0, 2.0 / 3.0, 1.0), halflife_pos=0.25, halflife_rot=0.25,
-                   lead=None):
-    """Where the simulated character will be, and face, ``times`` seconds ahead.
-
-    ``state`` (:class:`CharacterState`) is the simulated character at ``frame``.
-    Offline the controller's future is known, so the prediction is the same springs
-    run forward from ``state`` toward the controller's later samples (past the last
-    sample the controller stands still). A time that is not a whole number of
-    frames ends with a partial step toward the goal of the step it falls in.
-    Returns ``(positions (K, 3), facings (K, 2))`` in world space; expressing them
-    in the character's ground frame is the feature code's job.
-
-    When ``state`` comes from :func:`simulate_character` with the same controller and
-    settings, the prediction equals that simulation's later frames: a bake that never
-    resets the simulated state can read its futures straight off the
-    :class:`SimulatedPath`. This function serves bakes that do change the state.
-    """
-    goals = _Goals(controller_pos, controller_facing, dt, halflife_pos, halflife_rot, lead)
-    dt = goals.dt
-    times = np.atleast_1d(np.asarray(times, dtype=np.float64))
-    if times.ndim != 1 or not np.all(np.isfinite(times)) or np.any(times < 0.0):
-        raise SpringError("Prediction times must be zero or positive seconds.")
-    frame = int(frame)
-    if not 0 <= frame < len(goals.pos):
-        raise SpringError(
-            "Frame %d is outside the controller's %d frames." % (frame, len(goals.pos)))
-
-    # Whole steps before each time, with slack for 1/3 s / (1/60 s) rounding.
-    n_steps = np.floor(times / dt + 1e-9).astype(int)
-    rests = np.maximum(times - n_steps * dt, 0.0)
-    n_max = int(n_steps.max()) if len(times) else 0
-    goal_p, goal_y = goals.at(frame + 1 + np.arange(n_max + 1))
-
-    out_p = np.empty((len(times), 3))
-    out_y = np.empty(len(times))
-    pos = np.asarray(state.position, dtype=np.float64)
-    vel = np.asarray(state.velocity, dtype=np.float64)
-    yaw, rate = float(state.yaw), float(state.yaw_rate)
-    k = 0
-    for idx in np.argsort(n_steps, kind="stable"):
-        while k < n_steps[idx]:
-            pos, vel, yaw, rate = goals.advance(pos, vel, yaw, rate, goal_p[k], goal_y[k], dt)
-            k += 1
-        if rests[idx] > 1e-12:
-            out_p[idx], _, out_y[idx], _ = goals.advance(pos, vel, yaw, rate, goal_p[k],
-                                                         goal_y[k], rests[idx])
-        else:
-            out_p[idx], out_y[idx] = pos, yaw
-    return out_p, yaw_to_facing(out_y)

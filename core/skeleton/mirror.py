@@ -27,7 +27,7 @@ import re
 
 import numpy as np
 
-from . import humanoid
+from . import humanoid_names
 from ..maths import transforms as tf
 from ..errors import MotionMatchingError
 
@@ -77,13 +77,13 @@ def _candidates(name):
 
 def counterpart_name(name, names):
     """The bone of ``names`` on the other side of ``name``; ``name`` itself when
-    it names no side (as core.skeleton.humanoid reads names); None when it names a side
+    it names no side (as core.skeleton.humanoid_names reads names); None when it names a side
     whose counterpart is missing."""
     known = set(names)
     for c in _candidates(name):
         if c in known and c != name:
             return c
-    return None if humanoid._Bone(0, name).side else name
+    return None if humanoid_names.BoneName(0, name).side else name
 
 
 def pair_bones(names, parents, heads=None, mapping=None):

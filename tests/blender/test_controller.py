@@ -8,7 +8,7 @@ import bpy
 import numpy as np
 import pytest
 
-from core.io import scenario as S
+from core.io import scenario as S, scenario_builtins
 import bl_helpers as H
 
 
@@ -60,7 +60,7 @@ def test_scenario_controller_is_the_scenario_on_every_frame(fps):
     assert bpy.ops.motion_matching.add_scenario_controller(scenario="showcase", frame_start=1) == {"FINISHED"}
     obj = _active()
     assert obj.type == "EMPTY" and obj.name.startswith("Controller")
-    sc = S.builtin("showcase")
+    sc = scenario_builtins.builtin("showcase")
     n = int(math.ceil(S.duration(sc) * fps - 1e-9)) + 1
     frames = np.arange(1, n + 1, dtype=np.float64)
     assert np.array_equal(H.key_times(obj), frames)
@@ -104,7 +104,7 @@ def test_scenario_from_file_with_facings(tmp_path):
 
 def test_controller_from_scenario_api_takes_an_fps():
     build = H.addon_module("bridge.controller")
-    obj = build.controller_from_scenario(bpy.context, S.builtin("straight_walk"), 50, frame_start=-5, name="Walker")
+    obj = build.controller_from_scenario(bpy.context, scenario_builtins.builtin("straight_walk"), 50, frame_start=-5, name="Walker")
     keys = H.key_times(obj)
     assert keys[0] == -5 and len(keys) == 10 * 50 + 1 and obj.name == "Walker"
 
@@ -287,7 +287,7 @@ def test_sample_controller_bulk_and_fallback_equal_frame_set(tmp_path, use_facin
     if use_facing:
         sc = S.Scenario([(0, 0, 0, 0.0), (1, 0, -1, 45.0), (2, 1, -1, None), (3, 1, -1, -120.0)], "turns")
     else:
-        sc = S.builtin("circle")
+        sc = scenario_builtins.builtin("circle")
     obj = build.controller_from_scenario(bpy.context, sc, None, frame_start=1)
     assert build.can_sample_in_bulk(obj)
     scene = bpy.context.scene
@@ -350,7 +350,7 @@ def test_curve_controller_is_sampled_frame_by_frame():
     assert np.abs(pos - want_pos).max() < 1e-6
     assert np.abs(fwd - want_fwd).max() < 1e-6
     # A parented object is not sampled in bulk either.
-    child = build.controller_from_scenario(bpy.context, S.builtin("straight_walk"), 24)
+    child = build.controller_from_scenario(bpy.context, scenario_builtins.builtin("straight_walk"), 24)
     child.parent = curve
     assert not build.can_sample_in_bulk(child)
     pos, _ = build.sample_controller(bpy.context, child, frames)

@@ -9,7 +9,8 @@ import bpy
 import numpy as np
 import pytest
 
-from core.io.fcurve_eval import ELASTIC, UnsupportedCurve, evaluate_keys
+from core.io.fcurve_eval import evaluate_keys
+from core.io.fcurve_keys import ELASTIC, UnsupportedCurve
 from tools.addon_session import MODULE
 
 TOL = 1e-5

@@ -8,7 +8,7 @@ import pytest
 
 from sample_paths import SAMPLE_TAKE
 from bvh_writer import write_bvh, sample_layout
-from core.io import bvh as core_bvh
+from core.io import bvh_parse as core_bvh_parse
 from core.maths import transforms as tf
 import bl_helpers as H
 
@@ -124,7 +124,7 @@ def test_update_scene_options(tmp_path):
 def _mirror_file(src, dst):
     """The sample written as a left-handed tool would: z negated, and each
     rotation R replaced by M R M (M = diag(1, 1, -1)), i.e. x and y angles negated."""
-    data = core_bvh.read_bvh(src)
+    data = core_bvh_parse.read_bvh(src)
     names, parents, offsets, channels, ends = sample_layout(data)
     motion = data.motion.copy()
     for j, chans in enumerate(channels):

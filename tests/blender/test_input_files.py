@@ -184,13 +184,14 @@ def test_deep_scenario_is_refused(tmp_path):
 
 
 def test_two_thousand_joints_import_correctly(tmp_path):
-    core_bvh = H.addon_module("core.io.bvh")
+    bvh_parse = H.addon_module("core.io.bvh_parse")
+    bvh_convert = H.addon_module("core.io.bvh_convert")
     path = _write(tmp_path, synthetic_bvh(2000, 4, seed=5))
     obj = H.import_ours(path, global_scale=0.01)
     assert len(obj.data.bones) == 2000
     compat = H.addon_module("bridge.compat")
     assert len(compat.fcurves(obj.animation_data.action, obj)) == 6 + 4 * 1999 + 1
-    motion = core_bvh.to_blender(core_bvh.read_bvh(path), 0.01)
+    motion = bvh_convert.to_blender(bvh_parse.read_bvh(path), 0.01)
     want = motion.world_positions()[[0, 3]]
     got = H.pose_heads(obj, [1.0, 4.0], motion.names)
     assert np.abs(got - want).max() < 2e-4   # 0.2 mm; joints reach 0.5 m from the root
@@ -241,14 +242,15 @@ def test_import_and_build_memory_stay_near_the_keys():
 
 
 def test_progress_is_told_for_each_stage(tmp_path):
-    core_bvh = H.addon_module("core.io.bvh")
+    bvh_parse = H.addon_module("core.io.bvh_parse")
+    bvh_convert = H.addon_module("core.io.bvh_convert")
     build = H.addon_module("bridge.bvh_import")
     path = _write(tmp_path, synthetic_bvh(300, 5, seed=2))
     parsed = []
-    data = core_bvh.read_bvh(path, progress=parsed.append)
+    data = bvh_parse.read_bvh(path, progress=parsed.append)
     assert parsed and parsed[-1] == 1.0
     told = []
-    build.build(bpy.context, "take", core_bvh.to_blender(data, 0.01), np.arange(5) + 1.0,
+    build.build(bpy.context, "take", bvh_convert.to_blender(data, 0.01), np.arange(5) + 1.0,
                 progress=lambda stage, f: told.append((stage, f)))
     stages = [s for s, _f in told]
     assert stages.index("keys") > stages.index("create")

@@ -14,7 +14,7 @@ from mathutils import Matrix
 from sample_paths import SAMPLE_TAKE, SAMPLE_TPOSE
 import bl_helpers as H
 
-from core.skeleton import humanoid
+from core.skeleton import humanoid_joints
 
 
 _rigify = {"on": False}
@@ -198,7 +198,7 @@ def test_auto_map_is_stored_on_the_armature_and_survives_save(workdir):
     _select_only(src)
     assert bpy.ops.motion_matching.auto_map_bones() == {"FINISHED"}
     items = src.data.motion_matching.bone_map
-    assert [it.name for it in items] == list(humanoid.CANONICAL)      # every joint, in order
+    assert [it.name for it in items] == list(humanoid_joints.CANONICAL)      # every joint, in order
     assert _stored_map(src) == SAMPLE_MAP
     # Edited by hand (as the list does), then saved with the file.
     items["Neck"].bone = ""

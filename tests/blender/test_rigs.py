@@ -12,7 +12,7 @@ import bpy
 import numpy as np
 import pytest
 
-from core.skeleton import humanoid
+from core.skeleton import humanoid_joints
 from tools import rig_measure, rig_trial, rigs
 
 MIXAMO_MAP = {
@@ -174,7 +174,7 @@ def test_gltf_default_puts_tails_metres_away(setups):
 @pytest.mark.parametrize("setup", rigs.SETUP_NAMES)
 def test_auto_map_is_complete_on_every_setup(setups, setup):
     assert setups[setup]["mapping"] == MIXAMO_MAP
-    assert len(MIXAMO_MAP) == len(humanoid.CANONICAL)
+    assert len(MIXAMO_MAP) == len(humanoid_joints.CANONICAL)
 
 
 # ----------------------------------------------------------------------------

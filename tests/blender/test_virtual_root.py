@@ -7,7 +7,7 @@ import pytest
 
 from sample_paths import SAMPLE_TAKE
 from bvh_writer import write_bvh, sample_layout
-from core.io import bvh as core_bvh
+from core.io import bvh_parse as core_bvh_parse
 import bl_helpers as H
 
 
@@ -59,7 +59,7 @@ def test_root_faces_where_the_character_walks():
 def _rotated_take(dst, degrees, frames=900):
     """The sample turned about the vertical (BVH Y) by ``degrees``: the root's
     Y rotation (listed first, so applied last) gains the angle and its path turns."""
-    data = core_bvh.read_bvh(SAMPLE_TAKE)
+    data = core_bvh_parse.read_bvh(SAMPLE_TAKE)
     names, parents, offsets, channels, ends = sample_layout(data)
     motion = data.motion[:frames].copy()
     a = np.radians(degrees)

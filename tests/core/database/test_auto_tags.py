@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from core.database import auto_tags as A
-from core.io import bvh
+from core.io import bvh_convert, bvh_parse
 from core.database.auto_tags import AutoTagError, suggest_tags, tags_summary
 from core.database.tags import Tag, TagError
 from sample_paths import SAMPLE_TAKE
@@ -256,7 +256,7 @@ def test_tags_summary_counts_frames_once():
 
 
 def sample_root():
-    motion = bvh.to_blender(bvh.read_bvh(SAMPLE_TAKE), 0.01)
+    motion = bvh_convert.to_blender(bvh_parse.read_bvh(SAMPLE_TAKE), 0.01)
     pos = motion.world_positions()[:, 0].copy()
     pos[:, 2] = 0.0
     forward = motion.world_rotations()[:, 0] @ np.array([0.0, -1.0, 0.0])

@@ -1,9 +1,9 @@
-"""core.io.bvh without Blender: layouts the parser must accept, and the conversion maths."""
+"""core.io.bvh_parse and bvh_convert without Blender: layouts the parser must accept, and the conversion maths."""
 
 import numpy as np
 import pytest
 
-from core.io import bvh
+from core.io import bvh_convert, bvh_data, bvh_parse
 from core.maths import transforms as tf
 
 TEXT = """HIERARCHY
@@ -36,7 +36,7 @@ Frame Time: 0.5
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
 def test_layouts(newline):
-    data = bvh.parse_bvh(TEXT.replace("\n", newline).encode())
+    data = bvh_parse.parse_bvh(TEXT.replace("\n", newline).encode())
     assert data.names == ["My_Hips", "Spine", "Spine.001"]   # spaces joined, duplicates renamed
     assert list(data.parents) == [-1, 0, 1]
     assert data.channels[1] == ()
@@ -46,8 +46,8 @@ def test_layouts(newline):
 
 
 def test_euler_listing_order_and_conversion():
-    data = bvh.parse_bvh(TEXT.encode())
-    m = bvh.to_blender(data, global_scale=0.1)
+    data = bvh_parse.parse_bvh(TEXT.encode())
+    m = bvh_convert.to_blender(data, global_scale=0.1)
     # Frame 0: root turned 90 degrees about BVH Y (= Blender Z): the spine, up
     # the BVH Y axis, is unaffected; positions scale and map (x, y, z) -> (x, -z, y).
     pos = m.world_positions()
@@ -62,9 +62,9 @@ def test_euler_listing_order_and_conversion():
 
 
 def test_left_handed_mirror_keeps_rotations_proper():
-    data = bvh.parse_bvh(TEXT.encode())
-    right = bvh.to_blender(data)
-    left = bvh.to_blender(data, handedness="LEFT")
+    data = bvh_parse.parse_bvh(TEXT.encode())
+    right = bvh_convert.to_blender(data)
+    left = bvh_convert.to_blender(data, handedness="LEFT")
     m = np.diag([1.0, 1.0, -1.0])
     r = tf.quat_to_matrix(right.rotations)
     l_ = tf.quat_to_matrix(left.rotations)
@@ -74,7 +74,7 @@ def test_left_handed_mirror_keeps_rotations_proper():
 
 def test_frame_time_variants():
     for line in ("Frame Time: 0.5", "Frame Time : 0.5", "Frame time:0.5", "FRAME TIME: 0.5"):
-        assert bvh.parse_bvh(TEXT.replace("Frame Time: 0.5", line).encode()).frame_time == 0.5
+        assert bvh_parse.parse_bvh(TEXT.replace("Frame Time: 0.5", line).encode()).frame_time == 0.5
 
 
 @pytest.mark.parametrize("bad,words", [
@@ -83,13 +83,13 @@ def test_frame_time_variants():
     ("Frame Time: abc", "not a number"),
 ])
 def test_bad_frame_time(bad, words):
-    with pytest.raises(bvh.BvhError, match=words):
-        bvh.parse_bvh(TEXT.replace("Frame Time: 0.5", bad).encode())
+    with pytest.raises(bvh_data.BvhError, match=words):
+        bvh_parse.parse_bvh(TEXT.replace("Frame Time: 0.5", bad).encode())
 
 
 def test_bad_scale_and_axes():
-    data = bvh.parse_bvh(TEXT.encode())
-    with pytest.raises(bvh.BvhError, match="scale"):
-        bvh.to_blender(data, global_scale=0.0)
+    data = bvh_parse.parse_bvh(TEXT.encode())
+    with pytest.raises(bvh_data.BvhError, match="scale"):
+        bvh_convert.to_blender(data, global_scale=0.0)
     with pytest.raises(Exception, match="different axes"):
-        bvh.to_blender(data, axis_forward="Y", axis_up="-Y")
+        bvh_convert.to_blender(data, axis_forward="Y", axis_up="-Y")

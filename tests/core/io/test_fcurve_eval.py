@@ -6,23 +6,9 @@ import pytest
 
 from python_calls import python_calls
 from core.errors import MotionMatchingError
-from core.io.fcurve_eval import (
-    BACK,
-    BEZIER,
-    BOUNCE,
-    CONSTANT,
-    EASE_IN,
-    EASE_IN_OUT,
-    EASE_OUT,
-    ELASTIC,
-    LINEAR,
-    QUAD,
-    SINE,
-    UnsupportedCurve,
-    check_curve,
-    evaluate_curves,
-    evaluate_keys,
-)
+from core.io.fcurve_eval import check_curve, evaluate_curves, evaluate_keys
+from core.io.fcurve_keys import (BACK, BEZIER, BOUNCE, CONSTANT, EASE_IN, EASE_IN_OUT, EASE_OUT, ELASTIC, LINEAR, QUAD,
+                                 SINE, UnsupportedCurve)
 
 
 def _thirds(x, y):

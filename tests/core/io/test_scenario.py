@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from core.io import scenario as S
+from core.io import curve_timing, scenario as S, scenario_builtins
 from core.errors import MotionMatchingError
 from core.io.scenario import Scenario, ScenarioError
 
@@ -32,7 +32,7 @@ def _moving_spans(t, speed, threshold=1e-9):
 
 
 def test_showcase_is_start_run_stop_walk_back_curve_stop():
-    sc = S.builtin("showcase")
+    sc = scenario_builtins.builtin("showcase")
     assert S.duration(sc) == pytest.approx(14.5, abs=0.25)
     t, pos, speed, acc, vel = _kinematics(sc)
     spans = _moving_spans(t, speed)
@@ -57,9 +57,9 @@ def test_showcase_is_start_run_stop_walk_back_curve_stop():
     assert 5.0 < np.ptp(pos[run, 1]) < 12.0
 
 
-@pytest.mark.parametrize("name", sorted(S.BUILTINS))
+@pytest.mark.parametrize("name", sorted(scenario_builtins.BUILTINS))
 def test_builtins_stay_within_what_a_take_offers(name):
-    sc = S.builtin(name)
+    sc = scenario_builtins.builtin(name)
     t, pos, speed, acc, _ = _kinematics(sc)
     assert speed.max() <= 3.3
     assert acc.max() < 3.0
@@ -73,7 +73,7 @@ def test_builtins_stay_within_what_a_take_offers(name):
 
 
 def test_circle_comes_back_to_its_start():
-    sc = S.builtin("circle")
+    sc = scenario_builtins.builtin("circle")
     pos, _ = S.sample(sc, [0.0, S.duration(sc)])
     assert np.abs(pos[1] - pos[0]).max() < 1e-9
     mid, _ = S.sample(sc, np.linspace(2.0, S.duration(sc) - 2.0, 200))
@@ -83,7 +83,7 @@ def test_circle_comes_back_to_its_start():
 
 def test_unknown_builtin():
     with pytest.raises(ScenarioError, match="showcase"):
-        S.builtin("moonwalk")
+        scenario_builtins.builtin("moonwalk")
 
 
 # -- interpolation ------------------------------------------------------------
@@ -248,13 +248,13 @@ def test_facing_may_be_null(tmp_path):
 
 
 def test_fit_range_is_linear():
-    tm = S.curve_timing(12.0, 24.0, 1, 97)
+    tm = curve_timing.curve_timing(12.0, 24.0, 1, 97)
     assert list(tm.frames) == [1.0, 97.0] and list(tm.offsets) == [0.0, 1.0] and tm.linear.all()
     assert tm.frame_end == 97.0
 
 
 def test_speed_sets_the_end_and_stops_shift_what_follows():
-    tm = S.curve_timing(10.0, 24.0, 1, speed=2.0, stops=[(60, 0.5), (30, 1.0)])
+    tm = curve_timing.curve_timing(10.0, 24.0, 1, speed=2.0, stops=[(60, 0.5), (30, 1.0)])
     # 5 s of motion plus 1.5 s of stops.
     assert tm.frame_end == pytest.approx(1 + 24 * 6.5)
     f = np.linspace(1, tm.frame_end, 5000)
@@ -267,7 +267,7 @@ def test_speed_sets_the_end_and_stops_shift_what_follows():
 
 
 def test_speed_keys_change_speed_linearly():
-    tm = S.curve_timing(20.0, 30.0, 1, speed=[(31, 1.0), (91, 3.0)])
+    tm = curve_timing.curve_timing(20.0, 30.0, 1, speed=[(31, 1.0), (91, 3.0)])
     # 1 m/s for 1 s, speeding up to 3 m/s over 2 s (4 m), then 3 m/s for the last 15 m.
     assert tm.frame_end == pytest.approx(91 + 30 * 5.0)
     f = np.array([1.0, 31.0, 61.0, 91.0])
@@ -291,12 +291,12 @@ def test_speed_keys_change_speed_linearly():
 ])
 def test_timing_errors(kw, message):
     with pytest.raises(ScenarioError, match=message):
-        S.curve_timing(10.0, 24.0, 1, **kw)
+        curve_timing.curve_timing(10.0, 24.0, 1, **kw)
 
 
 def test_parse_pairs():
-    assert S.parse_pairs("120:1.0, 300:2") == [(120.0, 1.0), (300.0, 2.0)]
-    assert S.parse_pairs(" ") == [] and S.parse_pairs("5:1;") == [(5.0, 1.0)]
+    assert curve_timing.parse_pairs("120:1.0, 300:2") == [(120.0, 1.0), (300.0, 2.0)]
+    assert curve_timing.parse_pairs(" ") == [] and curve_timing.parse_pairs("5:1;") == [(5.0, 1.0)]
     for bad in ("120", "a:1", "1:2:3", "1:inf"):
         with pytest.raises(ScenarioError, match="frame:value"):
-            S.parse_pairs(bad)
+            curve_timing.parse_pairs(bad)

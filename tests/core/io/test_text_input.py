@@ -6,8 +6,8 @@ import json
 import pytest
 
 from core.database import dance_card
-from core.skeleton import humanoid
-from core.io import scenario, text_input
+from core.skeleton import humanoid_json
+from core.io import scenario, scenario_builtins, text_input
 from core.errors import MotionMatchingError
 
 DEEP_JSON = "[" * 100000 + "]" * 100000
@@ -38,8 +38,8 @@ def test_deeply_nested_dance_card(tmp_path, name, text):
 
 
 def test_deeply_nested_bone_map():
-    assert "deep" in _message(humanoid.mapping_from_json, '{"joints": ' + DEEP_JSON + "}")
-    assert "deep" in _message(humanoid.mapping_from_json, ("{\"Hips\": " + "[" * 100 + "]" * 100 + "}").encode())
+    assert "deep" in _message(humanoid_json.mapping_from_json, '{"joints": ' + DEEP_JSON + "}")
+    assert "deep" in _message(humanoid_json.mapping_from_json, ("{\"Hips\": " + "[" * 100 + "]" * 100 + "}").encode())
 
 
 def test_deeply_nested_scenario(tmp_path):
@@ -58,12 +58,12 @@ MAP = {"format": "humanoid-mapping", "version": 1, "joints": {"Hips": "Hüfte", 
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32"])
 def test_bone_map_in_json_encodings(encoding):
     raw = json.dumps(MAP, ensure_ascii=False).encode(encoding)
-    assert humanoid.mapping_from_json(raw) == {"Hips": "Hüfte", "Spine": "Rücken"}
+    assert humanoid_json.mapping_from_json(raw) == {"Hips": "Hüfte", "Spine": "Rücken"}
 
 
 def test_bone_map_in_latin1_is_a_sentence():
     raw = json.dumps(MAP, ensure_ascii=False).encode("latin-1")
-    message = _message(humanoid.mapping_from_json, raw)
+    message = _message(humanoid_json.mapping_from_json, raw)
     assert "not UTF-8" in message and "save it as UTF-8" in message
 
 
@@ -83,7 +83,7 @@ def test_long_values_are_shortened_in_messages(tmp_path):
     path = tmp_path / "card.json"
     path.write_text(json.dumps({"title": "x" * 100000, "moves": [{"name": "walk", "duration": ["y" * 10**6]}]}))
     assert "duration that is not a number" in _message(dance_card.load_dance_card, path)
-    assert "..." in _message(humanoid.mapping_from_json, json.dumps({"Hips": ["z" * 10**6]}))
+    assert "..." in _message(humanoid_json.mapping_from_json, json.dumps({"Hips": ["z" * 10**6]}))
 
 
 def test_dance_card_move_count_is_bounded(tmp_path):
@@ -132,5 +132,5 @@ def test_longest_scenario_is_accepted(tmp_path):
     sc = scenario.load_scenario(_scenario_file(tmp_path, [{"t": 0, "x": 0, "y": 0},
                                                           {"t": scenario.MAX_DURATION, "x": 1000, "y": 0}]))
     assert scenario.duration(sc) == scenario.MAX_DURATION
-    for name, (_label, _desc, _make) in scenario.BUILTINS.items():
-        scenario.builtin(name)  # the built-in paths stay within the bounds
+    for name, (_label, _desc, _make) in scenario_builtins.BUILTINS.items():
+        scenario_builtins.builtin(name)  # the built-in paths stay within the bounds

@@ -2,6 +2,8 @@ import numpy as np
 import pytest
 
 from core.errors import MotionMatchingError
+from core.maths.facing import facing_to_yaw, yaw_to_facing
+from core.maths.prediction import predict_future
 from core.maths.springs import (
     CharacterState,
     SpringError,
@@ -9,14 +11,11 @@ from core.maths.springs import (
     critical_spring,
     decay_spring,
     facing_from_path,
-    facing_to_yaw,
     halflife_to_damping,
-    predict_future,
     simulate_character,
     spring_lead,
     wrap_angle,
     yaw_spring,
-    yaw_to_facing,
 )
 
 LN2 = np.log(2.0)

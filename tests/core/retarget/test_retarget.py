@@ -4,8 +4,8 @@ root motion and refusals, on synthetic skeletons (Z up, facing -Y, left +X)."""
 import numpy as np
 import pytest
 
-from core.skeleton import humanoid
-from core.retarget import solve as R
+from core.skeleton import humanoid_joints, humanoid_map
+from core.retarget import frames as rt_frames, pairing as rt_pairing, plan as rt_plan, rig as rt_rig, rotations as rt_rotations, tpose as rt_tpose
 from core.maths import transforms as tf
 
 SIDES = (("Left", 1.0), ("Right", -1.0))
@@ -58,7 +58,7 @@ class Rig:
                 self.rest[j] = m @ self.rest[j]
 
     def skeleton(self, mapping, label="rig"):
-        return R.RetargetSkeleton(self.names, self.parents, self.offsets(), self.lengths, mapping, label)
+        return rt_rig.RetargetSkeleton(self.names, self.parents, self.offsets(), self.lengths, mapping, label)
 
 
 def sample_like(names=None, spine_count=4, root=False):
@@ -140,15 +140,15 @@ def pose_of(rig, basis):
 def run(src_rig, src_map, tgt_rig, tgt_map, basis, src_tpose=None, tgt_tpose=None, **kw):
     src, tgt = src_rig.skeleton(src_map, "source"), tgt_rig.skeleton(tgt_map, "target")
     if src_tpose is None:
-        src_tpose = R.TPose.from_matrices(R.compute_tpose(src)[1])
+        src_tpose = rt_rig.TPose.from_matrices(rt_tpose.compute_tpose(src)[1])
     if tgt_tpose is None:
-        tgt_tpose = R.TPose.from_matrices(R.compute_tpose(tgt)[1])
-    plan = R.prepare(src, tgt, src_tpose, tgt_tpose, **kw)
+        tgt_tpose = rt_rig.TPose.from_matrices(rt_tpose.compute_tpose(tgt)[1])
+    plan = rt_plan.prepare(src, tgt, src_tpose, tgt_tpose, **kw)
     pose = pose_of(src_rig, basis)
     root = kw.get("source_root")
-    res = R.retarget_frames(plan, tf.matrix_to_quat(pose[..., :3, :3]), pose[:, src.joints["Hips"], :3, 3],
+    res = rt_frames.retarget_frames(plan, tf.matrix_to_quat(pose[..., :3, :3]), pose[:, src.joints["Hips"], :3, 3],
                             pose[:, root] if root is not None else None)
-    return plan, res, pose, R.target_pose(plan, res)
+    return plan, res, pose, rt_frames.target_pose(plan, res)
 
 
 MIXAMO = {"Hips": "mixamorig:Hips", "Spine0": "mixamorig:Spine", "Spine1": "mixamorig:Spine1",
@@ -185,13 +185,13 @@ def a_pose(rig, names=None, arm=45.0, elbow=15.0, leg=6.0):
 def test_shortest_arc():
     rng = np.random.default_rng(3)
     a, b = rng.normal(size=(2, 50, 3))
-    q = R.shortest_arc(a, b)
+    q = rt_rotations.shortest_arc(a, b)
     ua, ub = a / np.linalg.norm(a, axis=1)[:, None], b / np.linalg.norm(b, axis=1)[:, None]
     assert np.allclose(tf.quat_rotate(q, ua), ub, atol=1e-12)
     # Smallest: the axis is perpendicular to both directions.
     assert np.allclose(np.sum(q[:, 1:] * ua, axis=1), 0, atol=1e-12)
     # Opposite and equal directions.
-    q = R.shortest_arc([[1.0, 0, 0], [0, 0, 2.0]], [[-3.0, 0, 0], [0, 0, 1.0]])
+    q = rt_rotations.shortest_arc([[1.0, 0, 0], [0, 0, 2.0]], [[-3.0, 0, 0], [0, 0, 1.0]])
     assert np.allclose(tf.quat_rotate(q[0], [1, 0, 0]), [-1, 0, 0], atol=1e-12)
     assert np.allclose(q[1], [1, 0, 0, 0])
 
@@ -200,7 +200,7 @@ def test_compute_tpose_turns_limbs_of_an_a_pose():
     rig = sample_like()
     a_pose(rig)
     sk = rig.skeleton(sample_mapping())
-    basis, pose = R.compute_tpose(sk)
+    basis, pose = rt_tpose.compute_tpose(sk)
     heads = pose[:, :3, 3]
     h = {n: heads[rig.index(n)] for n in rig.names}
     for side, s in SIDES:
@@ -229,7 +229,7 @@ def test_compute_tpose_turns_limbs_of_an_a_pose():
 def test_compute_tpose_straightens_the_spine_on_request():
     rig = sample_like()
     sk = rig.skeleton(sample_mapping())
-    _, pose = R.compute_tpose(sk, straighten_spine=True)
+    _, pose = rt_tpose.compute_tpose(sk, straighten_spine=True)
     heads = pose[:, :3, 3]
     chain = ["Hips", "Spine0", "Spine1", "Spine2", "Spine3", "Neck", "Head"]
     for a, b in zip(chain[1:-1], chain[2:]):
@@ -242,7 +242,7 @@ def test_compute_tpose_of_a_rig_facing_plus_y_keeps_arms_on_their_sides():
     rig = sample_like()
     turn = np.diag([-1.0, -1.0, 1.0, 1.0])
     rig.transform_subtree("Hips", turn)
-    _, pose = R.compute_tpose(rig.skeleton(sample_mapping()))
+    _, pose = rt_tpose.compute_tpose(rig.skeleton(sample_mapping()))
     hand = pose[rig.index("LeftHand"), :3, 3]
     assert hand[0] < -0.5            # the left arm stays on the left (-X when facing +Y)
 
@@ -268,7 +268,7 @@ def test_done_when_renamed_a_pose_copy_matches_every_joint(names):
     a_pose(tgt, names)
     tgt_map = sample_mapping(names)
     if names:
-        auto = humanoid.auto_map(tgt.names, np.array(tgt.parents), np.array([m[:3, 3] for m in tgt.rest]))
+        auto = humanoid_map.auto_map(tgt.names, np.array(tgt.parents), np.array([m[:3, 3] for m in tgt.rest]))
         assert auto["UpperChest"] == "mixamorig:Spine3" and auto["LeftUpperArm"] == "mixamorig:LeftArm"
         tgt_map = dict(auto)
     basis = random_motion(src, 120, seed=5)
@@ -309,15 +309,15 @@ def test_source_in_its_tpose_puts_the_target_in_its_tpose():
     a_pose(tgt)
     m = sample_mapping()
     s_sk, t_sk = src.skeleton(m), tgt.skeleton(m)
-    s_basis, s_pose = R.compute_tpose(s_sk)
-    t_basis, t_pose = R.compute_tpose(t_sk)
+    s_basis, s_pose = rt_tpose.compute_tpose(s_sk)
+    t_basis, t_pose = rt_tpose.compute_tpose(t_sk)
     # Deliberately different stored T-poses: the source's own rest pose.
-    plan = R.prepare(s_sk, t_sk, R.TPose.from_matrices(src.rest), R.TPose.from_matrices(t_pose))
+    plan = rt_plan.prepare(s_sk, t_sk, rt_rig.TPose.from_matrices(src.rest), rt_rig.TPose.from_matrices(t_pose))
     frames = np.zeros((3, len(src.names), 4, 4))
     frames[:] = np.eye(4)
     pose = pose_of(src, frames)
-    res = R.retarget_frames(plan, tf.matrix_to_quat(pose[..., :3, :3]), pose[:, 0, :3, 3])
-    out = R.target_pose(plan, res)
+    res = rt_frames.retarget_frames(plan, tf.matrix_to_quat(pose[..., :3, :3]), pose[:, 0, :3, 3])
+    out = rt_frames.target_pose(plan, res)
     for j in plan.target_index:
         assert np.allclose(out[:, j, :3, :3], t_pose[j, :3, :3], atol=1e-9)
 
@@ -337,7 +337,7 @@ def test_scale_follows_hips_height_and_floors():
     assert np.abs(out[..., :3, 3] - 1.5 * pose[..., :3, 3]).max() < 1e-9
     # Where a T-pose stands does not matter (a BVH rest has its hips at the
     # origin): the ratio compares heights above each T-pose's feet.
-    src_tp = R.TPose.from_matrices(R.compute_tpose(src.skeleton(m))[1])
+    src_tp = rt_rig.TPose.from_matrices(rt_tpose.compute_tpose(src.skeleton(m))[1])
     src_tp.heads[:, 2] -= 0.95
     plan2, _, _, out2 = run(src, m, tgt, m, basis, src_tpose=src_tp)
     assert plan2.scale == pytest.approx(1.5)
@@ -375,9 +375,9 @@ def test_root_motion_onto_a_target_root_bone():
     turn_s = pose[:, 0, :3, :3] @ src.rest[0][:3, :3].T
     assert np.allclose(turn_t, turn_s, atol=1e-9)
     # Without a bone above the hips, or without a source root: refused.
-    with pytest.raises(R.RetargetError, match="no bone above its hips"):
+    with pytest.raises(rt_rig.RetargetError, match="no bone above its hips"):
         run(src, m, sample_like(), m, basis, root_motion="ROOT", source_root=0)
-    with pytest.raises(R.RetargetError, match="virtual root"):
+    with pytest.raises(rt_rig.RetargetError, match="virtual root"):
         run(src, m, tgt, m, basis, root_motion="ROOT")
 
 
@@ -385,9 +385,9 @@ def test_in_between_bones_pair_only_when_counts_match():
     src = sample_like(spine_count=4)
     tgt = sample_like(spine_count=3)
     m_s, m_t = sample_mapping(spine_count=4), sample_mapping(spine_count=3)
-    labels, s, t = R.pair_bones(src.skeleton(m_s), tgt.skeleton(m_t))
+    labels, s, t = rt_pairing.pair_bones(src.skeleton(m_s), tgt.skeleton(m_t))
     assert not any("-" in lab for lab in labels)
-    assert len(labels) == len(humanoid.CANONICAL)
+    assert len(labels) == len(humanoid_joints.CANONICAL)
     basis = random_motion(src, 30, seed=1)
     plan, res, pose, out = run(src, m_s, tgt, m_t, basis)
     # Every mapped bone still gets the source's rotation (up to the T-pose correction).
@@ -404,13 +404,13 @@ def test_missing_and_double_mapping_are_refused_with_names():
     m = sample_mapping()
     bad = dict(m)
     del bad["LeftHand"], bad["RightFoot"]
-    with pytest.raises(R.RetargetError, match="lacks required joints: LeftHand, RightFoot"):
+    with pytest.raises(rt_rig.RetargetError, match="lacks required joints: LeftHand, RightFoot"):
         rig.skeleton(bad, "target 'Rig'")
     bad = dict(m, RightHand="LeftHand")
-    with pytest.raises(R.RetargetError, match=r"target 'Rig'.*Bone 'LeftHand' is mapped twice: "
+    with pytest.raises(rt_rig.RetargetError, match=r"target 'Rig'.*Bone 'LeftHand' is mapped twice: "
                                               r"LeftHand and RightHand"):
         rig.skeleton(bad, "target 'Rig'")
-    with pytest.raises(R.RetargetError, match="not in the skeleton: 'Nope'"):
+    with pytest.raises(rt_rig.RetargetError, match="not in the skeleton: 'Nope'"):
         rig.skeleton(dict(m, Neck="Nope"))
 
 
@@ -418,26 +418,26 @@ def test_tpose_gaps_are_listed():
     rig = sample_like()
     m = sample_mapping()
     sk = rig.skeleton(m, "source")
-    tp = R.TPose.from_matrices(np.array(rig.rest))
-    gappy = R.TPose(tp.rotations.copy(), tp.heads.copy())
+    tp = rt_rig.TPose.from_matrices(np.array(rig.rest))
+    gappy = rt_rig.TPose(tp.rotations.copy(), tp.heads.copy())
     for name in ("LeftHand", "Head"):
         gappy.rotations[rig.index(name)] = np.nan
-    with pytest.raises(R.RetargetError, match=r"lacks Head \(Head of the source\) and "
+    with pytest.raises(rt_rig.RetargetError, match=r"lacks Head \(Head of the source\) and "
                                               r"LeftHand \(LeftHand of the source\)"):
-        R.prepare(sk, sk, gappy, tp)
+        rt_plan.prepare(sk, sk, gappy, tp)
 
 
 def test_frames_input_is_checked():
     rig = sample_like()
     sk = rig.skeleton(sample_mapping())
-    tp = R.TPose.from_matrices(np.array(rig.rest))
-    plan = R.prepare(sk, sk, tp, tp)
-    with pytest.raises(R.RetargetError, match="source_rotations"):
-        R.retarget_frames(plan, np.zeros((5, 3, 4)), np.zeros((5, 3)))
-    with pytest.raises(R.RetargetError, match="source_hips"):
-        R.retarget_frames(plan, np.tile([1.0, 0, 0, 0], (5, len(rig.names), 1)), np.zeros((4, 3)))
-    with pytest.raises(R.RetargetError, match="root_motion"):
-        R.prepare(sk, sk, tp, tp, root_motion="FEET")
+    tp = rt_rig.TPose.from_matrices(np.array(rig.rest))
+    plan = rt_plan.prepare(sk, sk, tp, tp)
+    with pytest.raises(rt_rig.RetargetError, match="source_rotations"):
+        rt_frames.retarget_frames(plan, np.zeros((5, 3, 4)), np.zeros((5, 3)))
+    with pytest.raises(rt_rig.RetargetError, match="source_hips"):
+        rt_frames.retarget_frames(plan, np.tile([1.0, 0, 0, 0], (5, len(rig.names), 1)), np.zeros((4, 3)))
+    with pytest.raises(rt_rig.RetargetError, match="root_motion"):
+        rt_plan.prepare(sk, sk, tp, tp, root_motion="FEET")
 
 
 # ----------------------------------------------------------------------------
@@ -527,7 +527,7 @@ def test_constraints_of_mechanism_bones_are_followed(space):
     # Half of a keyed bone's rotation, so that following it matters in either space.
     cons = {ix("mech"): [("COPY_ROTATION", ix("LeftUpLeg"), 0.5, space)],
             ix("torso_parent"): [("ARMATURE", ix("root"), 1.0, "WORLD")]}
-    core_cons = {j: [R.Constraint(k, [(t, 1.0)], w, sp) for k, t, w, sp in stack] for j, stack in cons.items()}
+    core_cons = {j: [rt_rig.Constraint(k, [(t, 1.0)], w, sp) for k, t, w, sp in stack] for j, stack in cons.items()}
     m = sample_mapping()
     s_sk = src.skeleton(m, "source")
     basis = random_motion(src, 60, seed=21)
@@ -537,16 +537,16 @@ def test_constraints_of_mechanism_bones_are_followed(space):
     basis[:, 0, :3, :3] = tf.quat_to_matrix(tf.quat_from_axis_angle(np.array([0, 0, 1.0]), yaw))
     basis[:, 0, :2, 3] = np.stack([np.linspace(0, 2, 60), np.linspace(0, 1, 60)], axis=1)
     pose = pose_of(src, basis)
-    s_tp = R.TPose.from_matrices(R.compute_tpose(s_sk)[1])
+    s_tp = rt_rig.TPose.from_matrices(rt_tpose.compute_tpose(s_sk)[1])
     names = [n for n in src.names if n != "Root"]
     for follow in (True, False):
-        t_sk = R.RetargetSkeleton(tgt.names, tgt.parents, tgt.offsets(), tgt.lengths, m, "target",
+        t_sk = rt_rig.RetargetSkeleton(tgt.names, tgt.parents, tgt.offsets(), tgt.lengths, m, "target",
                           core_cons if follow else None)
-        t_tp = R.TPose.from_matrices(R.compute_tpose(t_sk)[1])
-        plan = R.prepare(s_sk, t_sk, s_tp, t_tp, root_motion="ROOT", source_root=0)
+        t_tp = rt_rig.TPose.from_matrices(rt_tpose.compute_tpose(t_sk)[1])
+        plan = rt_plan.prepare(s_sk, t_sk, s_tp, t_tp, root_motion="ROOT", source_root=0)
         # Found through the Armature constraint; blind to it, the hips' top ancestor.
         assert tgt.names[plan.target_root] == ("root" if follow else "torso_parent")
-        res = R.retarget_frames(plan, tf.matrix_to_quat(pose[..., :3, :3]), pose[:, 1, :3, 3], pose[:, 0])
+        res = rt_frames.retarget_frames(plan, tf.matrix_to_quat(pose[..., :3, :3]), pose[:, 1, :3, 3], pose[:, 0])
         b = np.zeros((60, len(tgt.names), 4, 4))
         b[:] = np.eye(4)
         b[:, res.keyed, :3, :3] = tf.quat_to_matrix(res.rotations)
@@ -565,17 +565,17 @@ def test_constrained_bones_are_not_keyed_in_between():
     m = sample_mapping()
     s_sk = src.skeleton(m)
     free = tgt.skeleton(m)
-    labels, _s, t = R.pair_bones(s_sk, free)
+    labels, _s, t = rt_pairing.pair_bones(s_sk, free)
     assert "UpperChest-1" in labels
     chest3 = tgt.index("Spine2")
-    held = R.RetargetSkeleton(tgt.names, tgt.parents, tgt.offsets(), tgt.lengths, m,
-                      constraints={chest3: [R.Constraint("OTHER")]})
-    labels, _s, t = R.pair_bones(s_sk, held)
+    held = rt_rig.RetargetSkeleton(tgt.names, tgt.parents, tgt.offsets(), tgt.lengths, m,
+                      constraints={chest3: [rt_rig.Constraint("OTHER")]})
+    labels, _s, t = rt_pairing.pair_bones(s_sk, held)
     assert "UpperChest-1" not in labels and chest3 not in t
-    with pytest.raises(R.RetargetError, match="exactly one target"):
-        R.Constraint("COPY_ROTATION", [], 1.0)
-    with pytest.raises(R.RetargetError, match="not followed"):
-        R.Constraint("IK", [(0, 1.0)])
+    with pytest.raises(rt_rig.RetargetError, match="exactly one target"):
+        rt_rig.Constraint("COPY_ROTATION", [], 1.0)
+    with pytest.raises(rt_rig.RetargetError, match="not followed"):
+        rt_rig.Constraint("IK", [(0, 1.0)])
 
 
 def test_mapped_bones_that_hang_elsewhere_are_kept_under_their_joint():

@@ -7,7 +7,7 @@ refused; core.measure.retarget_checks names a wrong result."""
 import numpy as np
 import pytest
 
-from core.retarget import solve as R
+from core.retarget import frames as rt_frames, plan as rt_plan, rig as rt_rig, tpose as rt_tpose
 from core.measure import retarget_checks as checks
 from core.maths import transforms as tf
 
@@ -39,19 +39,19 @@ def test_a_y_up_centimetre_rig_in_its_object_frame_moves_as_the_z_up_one():
     basis = random_motion(src_rig, 30)
     src = src_rig.skeleton(m, "source")
     plain = tgt_rig.skeleton(m, "target")
-    tilted = R.RetargetSkeleton(y_rig.names, y_rig.parents, y_rig.offsets(), y_rig.lengths, m, "target",
+    tilted = rt_rig.RetargetSkeleton(y_rig.names, y_rig.parents, y_rig.offsets(), y_rig.lengths, m, "target",
                                 frame=BODY)
     np.testing.assert_allclose(tilted.rest, plain.rest, atol=1e-9)
-    src_tp = R.TPose.from_matrices(R.compute_tpose(src)[1])
+    src_tp = rt_rig.TPose.from_matrices(rt_tpose.compute_tpose(src)[1])
     pose = pose_of(src_rig, basis)
     q, hips = tf.matrix_to_quat(pose[..., :3, :3]), pose[:, src.joints["Hips"], :3, 3]
     out = []
     for tgt in (plain, tilted):
-        tp = R.TPose.from_matrices(R.compute_tpose(tgt)[1])        # armature space: Y up, cm for the tilted
-        plan = R.prepare(src, tgt, src_tp, tp)
+        tp = rt_rig.TPose.from_matrices(rt_tpose.compute_tpose(tgt)[1])        # armature space: Y up, cm for the tilted
+        plan = rt_plan.prepare(src, tgt, src_tp, tp)
         assert plan.scale == pytest.approx(1.0)
-        res = R.retarget_frames(plan, q, hips)
-        out.append((res, R.target_frame_pose(plan, res), R.target_pose(plan, res)))
+        res = rt_frames.retarget_frames(plan, q, hips)
+        out.append((res, rt_frames.target_frame_pose(plan, res), rt_frames.target_pose(plan, res)))
     (a, fa, _pa), (b, fb, pb) = out
     np.testing.assert_allclose(fb, fa, atol=1e-9)                      # the same motion in the frame
     np.testing.assert_allclose(tf.quat_to_matrix(b.rotations), tf.quat_to_matrix(a.rotations),
@@ -65,15 +65,15 @@ def test_split_object_matrix_keeps_the_ground_turn_and_the_body_tilt():
     c, s = np.cos(0.5), np.sin(0.5)
     turn[:2, :2] = [[c, -s], [s, c]]
     turn[:3, 3] = (2.0, -1.0, 0.3)
-    ground, body = R.split_object_matrix(turn @ BODY)
+    ground, body = rt_rig.split_object_matrix(turn @ BODY)
     np.testing.assert_allclose(ground, turn, atol=1e-12)
     np.testing.assert_allclose(body, BODY, atol=1e-12)
 
 
 def test_uneven_object_scale_is_refused():
     names, parents = ["a"], [-1]
-    with pytest.raises(R.RetargetError, match="scaled unevenly or mirrored: apply its scale"):
-        R.RetargetSkeleton(names, parents, np.eye(4)[None], [1.0], {}, "target 'X'",
+    with pytest.raises(rt_rig.RetargetError, match="scaled unevenly or mirrored: apply its scale"):
+        rt_rig.RetargetSkeleton(names, parents, np.eye(4)[None], [1.0], {}, "target 'X'",
                            frame=np.diag([1.0, 2.0, 1.0, 1.0]))
 
 
@@ -81,9 +81,9 @@ def test_a_rig_on_its_side_is_refused():
     rig = sample_like()
     m = sample_mapping()
     side = np.array([[0.0, 0, 1, 0], [0, 1, 0, 0], [-1, 0, 0, 0], [0, 0, 0, 1]])   # head along +X
-    sk = R.RetargetSkeleton(rig.names, rig.parents, rig.offsets(), rig.lengths, m, "target 'Lying'", frame=side)
-    with pytest.raises(R.RetargetError, match="target 'Lying' does not stand upright"):
-        R.standing_height(sk, R.TPose.from_matrices(rig.skeleton(m).rest))
+    sk = rt_rig.RetargetSkeleton(rig.names, rig.parents, rig.offsets(), rig.lengths, m, "target 'Lying'", frame=side)
+    with pytest.raises(rt_rig.RetargetError, match="target 'Lying' does not stand upright"):
+        rt_tpose.standing_height(sk, rt_rig.TPose.from_matrices(rig.skeleton(m).rest))
 
 
 def test_result_checks_name_what_is_wrong():

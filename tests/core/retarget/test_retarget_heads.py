@@ -4,13 +4,13 @@ size ratio does not depend on where an importer put the tails."""
 import numpy as np
 import pytest
 
-from core.retarget import solve as R
+from core.retarget import plan as rt_plan, rig as rt_rig, tpose as rt_tpose
 from test_retarget import sample_like, sample_mapping
 
 
 def _height(rig, mapping):
     sk = rig.skeleton(mapping)
-    return R.standing_height(sk, R.TPose.from_matrices(sk.rest))
+    return rt_tpose.standing_height(sk, rt_rig.TPose.from_matrices(sk.rest))
 
 
 def test_standing_height_is_measured_from_heads():
@@ -36,6 +36,6 @@ def test_tails_metres_away_change_nothing():
             rig.lengths[j] = 9.0            # the tail 9 m along the bone, below the floor for the foot
     assert _height(rig, m) == pytest.approx(want, abs=1e-12)
     src = sample_like()
-    plan = R.prepare(src.skeleton(m, "source"), rig.skeleton(m, "target"),
-                     R.TPose.from_matrices(src.skeleton(m).rest), R.TPose.from_matrices(rig.skeleton(m).rest))
+    plan = rt_plan.prepare(src.skeleton(m, "source"), rig.skeleton(m, "target"),
+                     rt_rig.TPose.from_matrices(src.skeleton(m).rest), rt_rig.TPose.from_matrices(rig.skeleton(m).rest))
     assert plan.scale == pytest.approx(1.0, abs=1e-12)

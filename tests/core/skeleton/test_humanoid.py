@@ -1,4 +1,4 @@
-"""core.skeleton.humanoid: the naming conventions users bring, the hierarchy fallback,
+"""core.skeleton.humanoid_*: the naming conventions users bring, the hierarchy fallback,
 validation and presets. Skeletons are synthetic (Z up, facing -Y, left = +X)
 except the sample take and, when the bpy wheel is there, Rigify's meta-rig."""
 
@@ -9,8 +9,8 @@ import re
 import numpy as np
 import pytest
 
-from core.io import bvh
-from core.skeleton import humanoid as H
+from core.io import bvh_convert, bvh_parse
+from core.skeleton import humanoid_joints, humanoid_json, humanoid_map
 from sample_paths import SAMPLE_TAKE
 
 SIDES = (("Left", 1.0), ("Right", -1.0))
@@ -50,7 +50,7 @@ class Rig:
         return list(self.names), np.array(self.parents), np.array(self.heads)
 
     def map(self, **kw):
-        return H.auto_map(*self.arrays(), **kw)
+        return humanoid_map.auto_map(*self.arrays(), **kw)
 
 
 def biped(hips, spine, neck, head, arm, leg, pose="T", rig=None, root=None):
@@ -107,7 +107,7 @@ def assert_maps(mapping, expected, method="names"):
     assert mapping.method == method
     assert mapping.missing_required == []
     assert dict(mapping) == expected
-    H.check_mapping(mapping, list(mapping.values()))
+    humanoid_joints.check_mapping(mapping, list(mapping.values()))
 
 
 # ----------------------------------------------------------------------------
@@ -302,7 +302,7 @@ def test_rigify_generated_rig_prefers_deform_or_fk(prefer):
 def test_rigify_default_prefers_deform_bones_and_rejects_other_choices():
     rig = rigify_generated()
     assert dict(rig.map()) == rigify_expected("DEF")
-    with pytest.raises(H.HumanoidError, match="prefer"):
+    with pytest.raises(humanoid_joints.HumanoidError, match="prefer"):
         rig.map(prefer="IK")
 
 
@@ -386,7 +386,7 @@ def test_unity_humanoid_names_map_to_themselves():
                      lambda s: [s + "Shoulder", s + "UpperArm", s + "LowerArm", s + "Hand"],
                      lambda s: [None, s + "UpperLeg", s + "LowerLeg", s + "Foot", s + "Toes"])
     m = rig.map()
-    assert all(k == v for k, v in m.items()) and len(m) == len(H.CANONICAL)
+    assert all(k == v for k, v in m.items()) and len(m) == len(humanoid_joints.CANONICAL)
     assert_maps(m, exp)
 
 
@@ -447,7 +447,7 @@ def test_unseen_but_reasonable_names():
 
 
 def sample_skeleton(with_tails=False):
-    motion = bvh.to_blender(bvh.read_bvh(SAMPLE_TAKE), global_scale=0.01)
+    motion = bvh_convert.to_blender(bvh_parse.read_bvh(SAMPLE_TAKE), global_scale=0.01)
     out = list(motion.names), np.asarray(motion.parents), motion.heads @ motion.conversion.T
     return out + (motion.tails @ motion.conversion.T,) if with_tails else out
 
@@ -465,7 +465,7 @@ SAMPLE_EXPECTED = {
 def test_sample_take_maps_fully_by_names():
     names, parents, heads = sample_skeleton()
     assert heads[names.index("LeftWrist"), 0] > 0.5      # left is +X
-    m = H.auto_map(names, parents, heads)
+    m = humanoid_map.auto_map(names, parents, heads)
     assert_maps(m, SAMPLE_EXPECTED)
     assert m.from_hierarchy == []
 
@@ -488,7 +488,7 @@ def test_sample_hierarchy_fallback_with_meaningless_names(seed, with_tails):
     new_tails = None
     if with_tails:
         new_tails = tails[[names.index(o) for o in sorted(rename, key=rename.get)]]
-    m = H.auto_map(new_names, new_parents, new_heads, new_tails)
+    m = humanoid_map.auto_map(new_names, new_parents, new_heads, new_tails)
     assert_maps(m, {k: rename[v] for k, v in SAMPLE_EXPECTED.items()}, method="hierarchy")
 
 
@@ -497,7 +497,7 @@ def test_hierarchy_fallback_facing_plus_y_keeps_sides():
     names, parents, heads = sample_skeleton()
     turned = heads * np.array([-1.0, -1.0, 1.0])
     new_names, new_parents, new_heads, rename = renamed_and_shuffled(names, parents, turned, 3)
-    m = H.auto_map(new_names, new_parents, new_heads)
+    m = humanoid_map.auto_map(new_names, new_parents, new_heads)
     assert_maps(m, {k: rename[v] for k, v in SAMPLE_EXPECTED.items()}, method="hierarchy")
 
 
@@ -505,7 +505,7 @@ def test_hierarchy_fallback_skips_cmu_hip_joints():
     rig, exp = cmu()
     names, parents, heads = rig.arrays()
     new_names, new_parents, new_heads, rename = renamed_and_shuffled(names, parents, heads, 4)
-    m = H.auto_map(new_names, new_parents, new_heads)
+    m = humanoid_map.auto_map(new_names, new_parents, new_heads)
     assert rename["LHipJoint"] not in m.values()
     # The hierarchy reads Neck, Neck1, Head as neck, (unmapped) and head, like the names.
     assert_maps(m, {k: rename[v] for k, v in exp.items()}, method="hierarchy")
@@ -525,7 +525,7 @@ def test_hierarchy_fallback_mixamo_end_bones():
         rig.add(side + "HandThumb1", side + "Hand", hand + (s * 0.02, -0.03, -0.02))
         rig.add(side + "Toe_End", side + "ToeBase", rig.head(side + "ToeBase") + (0, -0.06, 0))
     new_names, new_parents, new_heads, rename = renamed_and_shuffled(*rig.arrays(), 5)
-    m = H.auto_map(new_names, new_parents, new_heads)
+    m = humanoid_map.auto_map(new_names, new_parents, new_heads)
     assert_maps(m, {k: rename[v] for k, v in exp.items()}, method="hierarchy")
 
 
@@ -545,24 +545,24 @@ def test_unmappable_skeleton_reports_every_missing_joint():
     for k in range(5):
         parent = rig.add("bone_%d" % k, parent, (0, 0, 0.3 * k))
     m = rig.map()
-    assert m.missing_required == list(H.REQUIRED)
-    with pytest.raises(H.HumanoidError) as err:
-        H.check_mapping(m, rig.names)
-    assert str(err.value) == "The mapping lacks required joints: %s." % ", ".join(H.REQUIRED)
+    assert m.missing_required == list(humanoid_joints.REQUIRED)
+    with pytest.raises(humanoid_joints.HumanoidError) as err:
+        humanoid_joints.check_mapping(m, rig.names)
+    assert str(err.value) == "The mapping lacks required joints: %s." % ", ".join(humanoid_joints.REQUIRED)
 
 
 def test_bad_inputs_are_refused():
     names, parents, heads = sample_skeleton()
-    with pytest.raises(H.HumanoidError, match="parents"):
-        H.auto_map(names, parents[:-1], heads)
-    with pytest.raises(H.HumanoidError, match="heads"):
-        H.auto_map(names, parents, heads[:, :2])
+    with pytest.raises(humanoid_joints.HumanoidError, match="parents"):
+        humanoid_map.auto_map(names, parents[:-1], heads)
+    with pytest.raises(humanoid_joints.HumanoidError, match="heads"):
+        humanoid_map.auto_map(names, parents, heads[:, :2])
     loop = parents.copy()
     loop[0] = 5
-    with pytest.raises(H.HumanoidError, match="loop"):
-        H.auto_map(names, loop, heads)
-    with pytest.raises(H.HumanoidError, match="unique"):
-        H.auto_map(names[:-1] + ["Hips"], parents, heads)
+    with pytest.raises(humanoid_joints.HumanoidError, match="loop"):
+        humanoid_map.auto_map(names, loop, heads)
+    with pytest.raises(humanoid_joints.HumanoidError, match="unique"):
+        humanoid_map.auto_map(names[:-1] + ["Hips"], parents, heads)
 
 
 # ----------------------------------------------------------------------------
@@ -572,35 +572,35 @@ def test_bad_inputs_are_refused():
 def test_check_mapping_lists_every_missing_joint():
     m = dict(SAMPLE_EXPECTED)
     del m["LeftFoot"], m["RightFoot"], m["LeftToes"]
-    with pytest.raises(H.HumanoidError) as err:
-        H.check_mapping(m, list(SAMPLE_EXPECTED.values()))
+    with pytest.raises(humanoid_joints.HumanoidError) as err:
+        humanoid_joints.check_mapping(m, list(SAMPLE_EXPECTED.values()))
     assert str(err.value) == "The mapping lacks required joints: LeftFoot, RightFoot."
 
 
 def test_check_mapping_refuses_double_mapping_and_unknown_bones():
     m = {"LeftUpperLeg": "thigh.L", "LeftLowerLeg": "thigh.L"}
-    with pytest.raises(H.HumanoidError) as err:
-        H.check_mapping(m, ["thigh.L"])
+    with pytest.raises(humanoid_joints.HumanoidError) as err:
+        humanoid_joints.check_mapping(m, ["thigh.L"])
     msg = str(err.value)
     assert "Bone 'thigh.L' is mapped twice: LeftUpperLeg and LeftLowerLeg." in msg
     assert "lacks required joints: Hips, Spine, Head" in msg
     m = dict(SAMPLE_EXPECTED, LeftHand="LeftPalm", Tail="Tail1")
-    with pytest.raises(H.HumanoidError) as err:
-        H.check_mapping(m, list(SAMPLE_EXPECTED.values()))
+    with pytest.raises(humanoid_joints.HumanoidError) as err:
+        humanoid_joints.check_mapping(m, list(SAMPLE_EXPECTED.values()))
     msg = str(err.value)
     assert "'LeftPalm' (LeftHand)" in msg and "Unknown humanoid joints: 'Tail'" in msg
-    H.check_mapping(SAMPLE_EXPECTED, list(SAMPLE_EXPECTED.values()))
+    humanoid_joints.check_mapping(SAMPLE_EXPECTED, list(SAMPLE_EXPECTED.values()))
 
 
 def test_preset_round_trip():
     names, parents, heads = sample_skeleton()
-    m = H.auto_map(names, parents, heads)
-    text = H.mapping_to_json(m)
+    m = humanoid_map.auto_map(names, parents, heads)
+    text = humanoid_json.mapping_to_json(m)
     data = json.loads(text)
-    assert list(data["joints"]) == [j for j in H.CANONICAL if j in m]
-    back = H.mapping_from_json(text)
+    assert list(data["joints"]) == [j for j in humanoid_joints.CANONICAL if j in m]
+    back = humanoid_json.mapping_from_json(text)
     assert back == m and back.method == "preset" and back.missing_required == []
-    assert H.mapping_from_json(json.dumps({"Hips": "Hips"})) == {"Hips": "Hips"}
+    assert humanoid_json.mapping_from_json(json.dumps({"Hips": "Hips"})) == {"Hips": "Hips"}
 
 
 @pytest.mark.parametrize("text, words", [
@@ -613,10 +613,10 @@ def test_preset_round_trip():
     ('{"joints": [1]}', "must be an object"),
 ])
 def test_preset_errors(text, words):
-    with pytest.raises(H.HumanoidError, match=re.escape(words)):
-        H.mapping_from_json(text)
+    with pytest.raises(humanoid_joints.HumanoidError, match=re.escape(words)):
+        humanoid_json.mapping_from_json(text)
 
 
 def test_preset_writer_refuses_unknown_joints():
-    with pytest.raises(H.HumanoidError, match="Unknown humanoid joints: 'Tail'"):
-        H.mapping_to_json({"Hips": "a", "Tail": "b"})
+    with pytest.raises(humanoid_joints.HumanoidError, match="Unknown humanoid joints: 'Tail'"):
+        humanoid_json.mapping_to_json({"Hips": "a", "Tail": "b"})
