@@ -12,7 +12,9 @@ import json
 
 import numpy as np
 
-from ..core.database import features as ft
+from ..core.database.clip_features import Clip
+from ..core.database.feature_database import build_database
+from ..core.database.feature_spec import FeatureGroup, FeatureSpec, default_spec, feature_names, feature_weights
 from ..core.maths import transforms as tf
 from ..core.skeleton import virtual_root as vr
 from ..core.database.checks import ADDON_FORMAT, check_arrays
@@ -97,7 +99,7 @@ def feature_bones(settings, obj):
 def spec_from_settings(settings, bones):
     """The feature set: the scene's groups, or the 27 default features."""
     if len(settings.feature_groups) == 0:
-        spec = ft.default_spec(bones["left_foot"], bones["right_foot"], bones["hips"])
+        spec = default_spec(bones["left_foot"], bones["right_foot"], bones["hips"])
     else:
         groups = []
         for g in settings.feature_groups:
@@ -107,9 +109,9 @@ def spec_from_settings(settings, bones):
                 raise MotionMatchingError("Feature group %s: times must be numbers of seconds separated by commas "
                                           "(got '%s')." % (g.name, g.times)) from None
             bone_list = [b.strip() for b in g.bones.split(",") if b.strip()]
-            groups.append(ft.FeatureGroup(name=g.name, kind=g.kind, bones=bone_list, times_s=times,
+            groups.append(FeatureGroup(name=g.name, kind=g.kind, bones=bone_list, times_s=times,
                                           weight=g.weight))
-        spec = ft.FeatureSpec(groups=groups)
+        spec = FeatureSpec(groups=groups)
     spec.responsiveness = settings.responsiveness
     spec.quality = settings.quality
     return spec
@@ -117,7 +119,7 @@ def spec_from_settings(settings, bones):
 
 def fill_default_groups(settings, bones):
     """Write the default feature set into the scene's list so users can edit it."""
-    spec = ft.default_spec(bones["left_foot"], bones["right_foot"], bones["hips"])
+    spec = default_spec(bones["left_foot"], bones["right_foot"], bones["hips"])
     settings.feature_groups.clear()
     for g in spec.groups:
         item = settings.feature_groups.add()
@@ -316,7 +318,7 @@ def build(scene, progress=None):
         character = vr.character_frames(root_world)
         root_pos = character[:, :3, 3].copy()
         root_rot = tf.matrix_to_quat(character[:, :3, :3])
-        clips.append(ft.Clip(name=name, fps=fps, joint_names=wanted, positions=positions, root_pos=root_pos,
+        clips.append(Clip(name=name, fps=fps, joint_names=wanted, positions=positions, root_pos=root_pos,
                              root_rot=root_rot, excluded=excluded))
         channels = (channels[0], _continue_signs(previous_quat, channels[1]))
         previous_quat = channels[1][-1]
@@ -367,13 +369,13 @@ def build(scene, progress=None):
                      excluded, database_mirror.mirrored_tags(tags), action.name, obj.name)
         mirrored += [True] * len(taken)
         del taken
-    db = ft.build_database(spec, clips, contact_joints=(bones["left_toe"], bones["right_toe"]),
+    db = build_database(spec, clips, contact_joints=(bones["left_toe"], bones["right_toe"]),
                            contact_speed=settings.contact_speed, contact_radius=settings.contact_radius)
     arrays = db.to_arrays()
     arrays.update({
         "format": np.array(ADDON_FORMAT),
-        "weights": ft.feature_weights(spec).astype(np.float64),
-        "feature_names": np.array(ft.feature_names(spec), dtype=np.str_),
+        "weights": feature_weights(spec).astype(np.float64),
+        "feature_names": np.array(feature_names(spec), dtype=np.str_),
         "bone_names": np.array(names, dtype=np.str_),
         "bone_parents": np.asarray(parents, dtype=np.int32),
         "bone_rest": rest.astype(np.float64),

@@ -10,7 +10,7 @@ skeleton, quaternions, tags. :func:`read_database` does both on the bytes of a
 .npz file, reading it with :mod:`core.io.npz_reader`'s caps.
 
 ``complete=False`` asks only for the arrays of a core
-:class:`core.database.features.Database`; the add-on needs the complete file (skeleton,
+:class:`core.database.feature_database.Database`; the add-on needs the complete file (skeleton,
 poses, root motion, tags), which is the default. Every problem raises
 :class:`DatabaseError` with one sentence naming the key and what is wrong.
 """
@@ -20,15 +20,9 @@ import json
 import numpy as np
 
 from . import tags as core_tags
-from .features import (
-    DATABASE_FORMAT_VERSION,
-    Database,
-    MIN_GROUP_SCALE,
-    FeatureError,
-    FeatureSpec,
-    feature_names,
-    feature_weights,
-)
+from .feature_database import DATABASE_FORMAT_VERSION, Database
+from .feature_spec import FeatureError, FeatureSpec, feature_names, feature_weights
+from .normalization import MIN_GROUP_SCALE
 from ..io.npz_reader import NpzArchive
 
 __all__ = ["DatabaseError", "ADDON_FORMAT", "CORE_LAYOUT", "CONTACT_LAYOUT", "ADDON_LAYOUT", "OPTIONAL_LAYOUT",
@@ -394,7 +388,7 @@ def _check_version_first(a):
 
 
 def database_from_arrays(arrays, complete=False):
-    """A :class:`core.database.features.Database` from a dict of arrays (or an opened .npz),
+    """A :class:`core.database.feature_database.Database` from a dict of arrays (or an opened .npz),
     checked completely first (raises :class:`DatabaseError` with a sentence)."""
     checked, _sizes, _spec = check_arrays(arrays, complete=complete)
     return Database.from_arrays(checked)

@@ -130,7 +130,7 @@ def test_refused_files_leave_the_bake_working(base, tmp_path):
 def _reweighted(arrays, factor):
     """The same database with its trajectory groups weighted ``factor`` times more
     (consistent features, weights and spec), and the same input fingerprint."""
-    features = H.addon_module("core.database.features")
+    features = H.addon_module("core.database.feature_spec")
     spec = features.FeatureSpec.from_json(str(arrays["spec_json"]))
     for g in spec.groups:
         if g.is_trajectory:

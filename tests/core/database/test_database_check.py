@@ -22,7 +22,9 @@ from core.database.checks import (
     read_database,
 )
 from core.errors import MotionMatchingError
-from core.database.features import Clip, build_database, default_spec, feature_names, feature_weights
+from core.database.clip_features import Clip
+from core.database.feature_database import build_database
+from core.database.feature_spec import default_spec, feature_names, feature_weights
 from core.io.npz_reader import (
     MAX_INFLATED_BYTES,
     MAX_RATIO,
