@@ -23,7 +23,7 @@ import numpy as np
 
 from ..core.database.checks import read_database
 from ..core.errors import MotionMatchingError
-from ..core.database.features import Database
+from ..core.database.feature_database import Database
 
 PROP = "motion_matching_database"
 PROP_ID = "motion_matching_database_sha1"

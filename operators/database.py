@@ -8,7 +8,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ..core.database import checks as database_check
 from ..core.errors import MotionMatchingError
-from ..core.database.features import Database
+from ..core.database.feature_database import Database
 from ..core.io.npz_reader import MAX_INFLATED_BYTES
 from ..bridge import database_build, database_store
 from ..bridge.properties import mark_stale
