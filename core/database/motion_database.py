@@ -20,9 +20,10 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-from .checks import ADDON_FORMAT, check_arrays, read_database
+from .checks import check_arrays, read_database
 from .feature_database import Database
 from .feature_spec import feature_names, feature_weights
+from .file_layout import ADDON_FORMAT
 from .tags import Tag
 
 __all__ = ["Skeleton", "Poses", "RootFrames", "FeatureBones", "ClipInfo", "MotionDatabase"]
@@ -121,7 +122,7 @@ class MotionDatabase:
     @classmethod
     def from_arrays(cls, arrays):
         """The database of a dict of arrays (or an opened .npz), checked completely
-        first; raises :class:`core.database.checks.DatabaseError` with a sentence
+        first; raises :class:`core.database.file_layout.DatabaseError` with a sentence
         naming the key."""
         checked, _sizes, _spec = check_arrays(arrays, complete=True)
         return cls._from_checked(checked)
@@ -192,5 +193,5 @@ class MotionDatabase:
 
     def check(self):
         """Check the arrays :meth:`to_arrays` writes as loading them will (raises
-        :class:`core.database.checks.DatabaseError` with a sentence)."""
+        :class:`core.database.file_layout.DatabaseError` with a sentence)."""
         check_arrays(self.to_arrays(), complete=True)

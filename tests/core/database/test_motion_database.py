@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from core.database.checks import DatabaseError
+from core.database.file_layout import DatabaseError
 from core.database.feature_database import Database
 from core.database.motion_database import FeatureBones, MotionDatabase
 from core.database.tags import Tag
