@@ -38,9 +38,6 @@ class Skeleton:
     rest: np.ndarray       # (J, 4, 4) armature-space rest matrices
     offsets: np.ndarray    # (J, 4, 4) each bone's rest relative to its parent, as Blender evaluates poses
 
-    def index(self, name):
-        return self.names.index(name)
-
 
 @dataclass
 class Poses:
