@@ -51,7 +51,9 @@ def core_times(repeat):
     a random take-sized clip (5562 frames, 23 joints)."""
     import numpy as np
 
-    from core.database.features import Clip, build_database, default_spec
+    from core.database.clip_features import Clip
+    from core.database.feature_database import build_database
+    from core.database.feature_spec import default_spec
     from core.io.fcurve_eval import evaluate_curves
     from core.io.fcurve_keys import BEZIER, LINEAR
     from core.maths.transforms import quat_from_axis_angle

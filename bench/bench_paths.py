@@ -97,12 +97,13 @@ def setup(walk_query, mirror_takes=None):
     ops.build_database(**({} if mirror_takes is None else {"mirror_takes": mirror_takes}))
     from tools import path_measure
 
-    db, arrays = path_measure.addon("bridge.database_store").load(bpy.context.scene)
+    database = path_measure.addon("bridge.database_store").load(bpy.context.scene)
+    db = database.matching
     search = path_measure.addon("bridge.database_search")
     settings = path_measure.addon("bridge.bake_props").to_core(
         bpy.context.scene.motion_matching.bake_settings)
-    walk_s = [float(search.bake_rows(db, arrays, walk_query, settings)[k].sum() / db.clip_fps[0]) for k in (0, 1)]
-    walk_s.append(float(search.allowed_rows(db, arrays, walk_query, strict=True).sum() / db.clip_fps[0]))
+    walk_s = [float(search.bake_rows(database, walk_query, settings)[k].sum() / db.clip_fps[0]) for k in (0, 1)]
+    walk_s.append(float(search.allowed_rows(database, walk_query, strict=True).sum() / db.clip_fps[0]))
     return obj, obj.animation_data.action, db, walk_s
 
 

@@ -1,7 +1,6 @@
 """The bake, Blender side: database and controller in, a keyed action out."""
 
 import dataclasses
-import json
 import time
 
 import bpy
@@ -59,8 +58,8 @@ def controller_object(context, name=""):
 
 def ensure_database(context):
     """The scene's database, rebuilt first when it is missing or stale and the
-    inputs to rebuild it are there. Returns (db, arrays, note) where note says
-    plainly what happened ('' when nothing did)."""
+    inputs to rebuild it are there. Returns (core MotionDatabase, note) where
+    note says plainly what happened ('' when nothing did)."""
     scene = context.scene
     settings = scene.motion_matching
     note = ""
@@ -76,31 +75,26 @@ def ensure_database(context):
         else:
             raise MotionMatchingError("The database is out of date and its actions are gone, so it cannot be "
                                       "rebuilt: rebuild it from the listed actions or import one.")
-    db, arrays = database_store.load(scene)
-    for key in ("pose_rotations", "pose_locations", "bone_offsets", "root_quats", "root_positions"):
-        if key not in arrays:
-            raise MotionMatchingError("The database has no %s: rebuild it with this version of the add-on." % key)
-    return db, arrays, note
+    return database_store.load(scene), note
 
 
-def skeleton_of(arrays):
-    """core.bake.pipeline.BakeSkeleton from the stored database."""
-    names = [str(n) for n in arrays["bone_names"]]
-    parents = np.asarray(arrays["bone_parents"], dtype=np.int64)
-    bones = json.loads(str(arrays["feature_bones_json"]))
-    rest = np.asarray(arrays["bone_rest"])
+def skeleton_of(database):
+    """core.bake.pipeline.BakeSkeleton from a core MotionDatabase."""
+    names = list(database.skeleton.names)
+    parents = np.asarray(database.skeleton.parents, dtype=np.int64)
+    bones = database.feature_bones
+    rest = np.asarray(database.skeleton.rest)
     mapping = humanoid_map.auto_map(names, parents, rest[:, :3, 3])
     legs = []
-    for side, key in (("Left", "left"), ("Right", "right")):
+    for side, foot, toe in (("Left", bones.left_foot, bones.left_toe), ("Right", bones.right_foot, bones.right_toe)):
         up, low = mapping.get(side + "UpperLeg"), mapping.get(side + "LowerLeg")
-        foot, toe = bones[key + "_foot"], bones[key + "_toe"]
         if up and low and names.index(low) == parents[names.index(foot)] \
                 and names.index(up) == parents[names.index(low)]:
             legs.append((names.index(up), names.index(low), names.index(foot), names.index(toe)))
     if len(legs) != 2:
         legs = []   # no clean hip-knee-ankle chains: foot lock is skipped
-    return core_bake.BakeSkeleton(names=names, parents=parents, offsets=np.asarray(arrays["bone_offsets"]),
-                              root=names.index(bones["root"]), hips=names.index(bones["hips"]), legs=legs)
+    return core_bake.BakeSkeleton(names=names, parents=parents, offsets=np.asarray(database.skeleton.offsets),
+                              root=names.index(bones.root), hips=names.index(bones.hips), legs=legs)
 
 
 def sample_controller(context, obj, frames):
@@ -111,11 +105,12 @@ def sample_controller(context, obj, frames):
     return controller_build.sample_controller(context, obj, frames)
 
 
-def toe_speeds(db, arrays):
+def toe_speeds(database):
     """(N, 2) speed of each toe in the take, per row (central differences within clips)."""
     from ..core.skeleton.contacts import central_velocity
 
-    toes = np.asarray(arrays["toe_positions"])
+    db = database.matching
+    toes = np.asarray(database.toe_positions)
     out = np.empty(toes.shape[:2])
     for c in range(len(db.clip_names)):
         rows = db.clip_rows(c)
@@ -123,10 +118,10 @@ def toe_speeds(db, arrays):
     return out
 
 
-def search_index(db, arrays):
+def search_index(database):
     """The search index of the scene's database, built once per stored bytes
     (cached with the parsed database, see database_store.derived)."""
-    return database_store.derived(db, "search_index", lambda: SearchIndex(db.features))
+    return database_store.derived(database, "search_index", lambda: SearchIndex(database.matching.features))
 
 
 @dataclasses.dataclass
@@ -149,14 +144,14 @@ def run(*args, progress=None, **kwargs):
     return core_bake.run_to_end(run_steps(*args, **kwargs), progress)
 
 
-def with_take_toe_floor(settings, db, arrays):
+def with_take_toe_floor(settings, database):
     """Unless the settings give a toe floor, keep toes above the height planted
     toes have in the take, less 1 cm (blends after jumps can otherwise swing a
     free toe through the floor)."""
-    if settings.toe_floor is not None or db.contacts is None:
+    if settings.toe_floor is not None or database.contacts is None:
         return settings
-    toes_z = np.asarray(arrays["toe_positions"])[:, :, 2]
-    return dataclasses.replace(settings, toe_floor=core_bake.toe_floor(toes_z, db.contacts))
+    toes_z = np.asarray(database.toe_positions)[:, :, 2]
+    return dataclasses.replace(settings, toe_floor=core_bake.toe_floor(toes_z, database.contacts))
 
 
 def run_steps(context, controller, armature, settings, tag_query="", frame_start=None, frame_end=None,
@@ -175,8 +170,9 @@ def run_steps(context, controller, armature, settings, tag_query="", frame_start
     the fraction done; a caller may stop it early, nothing is written here."""
     scene = context.scene
     t0 = time.perf_counter()
-    db, arrays, note = database if database is not None else ensure_database(context)
-    skeleton = skeleton_of(arrays)
+    database, note = database if database is not None else ensure_database(context)
+    db = database.matching
+    skeleton = skeleton_of(database)
     fs = scene.frame_start if frame_start is None else frame_start
     fe = scene.frame_end if frame_end is None else frame_end
     if fe <= fs:
@@ -197,19 +193,19 @@ def run_steps(context, controller, armature, settings, tag_query="", frame_start
     if facing is not None:
         f3 = np.column_stack([facing, np.zeros(len(facing))]) @ inv[:3, :3].T
         facing = f3[:, :2] / np.maximum(np.linalg.norm(f3[:, :2], axis=1, keepdims=True), 1e-12)
-    allowed, playable = database_search.bake_rows(db, arrays, tag_query, settings)
-    settings = with_take_toe_floor(settings, db, arrays)
+    allowed, playable = database_search.bake_rows(database, tag_query, settings)
+    settings = with_take_toe_floor(settings, database)
     result = yield from core_bake.bake_steps(
-        db, np.asarray(arrays["pose_locations"]), np.asarray(arrays["pose_rotations"]), skeleton,
-        ctrl, facing, settings=settings, allowed=allowed, index=search_index(db, arrays),
-        root_positions=np.asarray(arrays["root_positions"]), root_quats=np.asarray(arrays["root_quats"]),
-        toe_speeds=toe_speeds(db, arrays) if settings.lock_on_data else None, playable=playable)
+        db, database.poses.locations, database.poses.rotations, skeleton,
+        ctrl, facing, settings=settings, allowed=allowed, index=search_index(database),
+        root_positions=database.root.positions, root_quats=database.root.quats,
+        toe_speeds=toe_speeds(database) if settings.lock_on_data else None, playable=playable)
     frames = np.arange(fs, fe + 1, dtype=np.float64)
     times = (frames - fs) / sfps
     locs, rots = core_bake.resample(result, times)
     sim_seconds = time.perf_counter() - t0
-    report = figures(db, arrays, skeleton, result, frames, times, sfps, fps, sim_seconds, path_scale)
-    report.update(quality(db, arrays, skeleton, result, frames, times, sfps, locs, rots, allowed,
+    report = figures(db, database, skeleton, result, frames, times, sfps, fps, sim_seconds, path_scale)
+    report.update(quality(db, database, skeleton, result, frames, times, sfps, locs, rots, allowed,
                           facing if settings.use_facing else None, path_scale))
     report["note"] = note
     ctrl_frames = np.column_stack([np.interp(frames, sim_frames, ctrl_world[:, k]) for k in range(3)])
@@ -217,7 +213,7 @@ def run_steps(context, controller, armature, settings, tag_query="", frame_start
                       skeleton=skeleton, settings=settings, report=report, controller_world=ctrl_frames)
 
 
-def figures(db, arrays, skeleton, result, frames, times, sfps, fps, seconds, path_scale=1.0):
+def figures(db, database, skeleton, result, frames, times, sfps, fps, seconds, path_scale=1.0):
     """The report's numbers (see README, 'Bake report')."""
     at = core_bake.step_index(result, times)
     ctrl = result.controller
@@ -226,8 +222,8 @@ def figures(db, arrays, skeleton, result, frames, times, sfps, fps, seconds, pat
     toes, ankles = core_bake.leg_points(skeleton, core_bake.forward_kinematics(
         skeleton, result.locations, result.rotations))
     sliding = metrics.sliding_report(
-        toes, ankles, result.root_pos, np.asarray(arrays["toe_positions"]), np.asarray(arrays["foot_positions"]),
-        np.asarray(arrays["root_positions"]), contacts, fps, segments=db.clip_index)
+        toes, ankles, result.root_pos, database.toe_positions, database.foot_positions,
+        database.root.positions, contacts, fps, segments=db.clip_index)
     searches = int(result.searched.sum())
     costs = result.cost[result.searched]
     search_frames = frames[0] + np.flatnonzero(result.searched) * result.dt * sfps
@@ -293,19 +289,17 @@ def _upper_arms(skeleton):
     return [list(skeleton.names).index(a) for a in arms]
 
 
-def _is_mirror(arrays, c):
-    return "clip_mirrored" in arrays and bool(arrays["clip_mirrored"][c])
-
-
-def raw_take_joints(db, arrays, skeleton, fps):
+def raw_take_joints(database, skeleton, fps):
     """Every clip of the database played ``fps`` times a second (its rows
     blended on fractional frames), as :class:`core.measure.bake_quality.Joints`; and the
     take's planted ankle height. Cached per database and rate."""
+    db = database.matching
+
     def make():
-        locs_all, rots_all = np.asarray(arrays["pose_locations"]), np.asarray(arrays["pose_rotations"])
+        locs_all, rots_all = database.poses.locations, database.poses.rotations
         contacts = db.contacts if db.contacts is not None else np.zeros((db.num_rows, 2), dtype=bool)
         # The take is what was captured: mirror images (Mirror Takes) slide as their takes do.
-        takes = [c for c in range(len(db.clip_names)) if not _is_mirror(arrays, c)]
+        takes = [c for c in range(len(db.clip_names)) if not database.clips.is_mirror(c)]
         keep = np.concatenate([np.arange(db.clip_offsets[c], db.clip_offsets[c + 1]) for c in takes])
         full = skeleton_joints(skeleton, locs_all[keep].astype(np.float64), rots_all[keep].astype(np.float64),
                                float(db.clip_fps[0]), contacts[keep])
@@ -330,17 +324,17 @@ def raw_take_joints(db, arrays, skeleton, fps):
             clips.append(skeleton_joints(skeleton, locs, rots, fps, contacts[near]))
         return clips, floor
 
-    return database_store.derived(db, "raw_take_joints_%g" % fps, make)
+    return database_store.derived(database, "raw_take_joints_%g" % fps, make)
 
 
-def quality(db, arrays, skeleton, result, frames, times, sfps, locs, rots, allowed, facing, path_scale=1.0):
+def quality(db, database, skeleton, result, frames, times, sfps, locs, rots, allowed, facing, path_scale=1.0):
     """The report's measured figures and ``warnings`` (core.measure.bake_quality), from the
     baked joints on the scene's frames against the raw take at the same rate."""
     if len(skeleton.legs) < 2:
         return {"warnings": []}
     at = core_bake.step_index(result, times)
     bake = skeleton_joints(skeleton, locs, rots, sfps, result.contacts[at], path_scale)
-    raw, floor = raw_take_joints(db, arrays, skeleton, sfps)
+    raw, floor = raw_take_joints(database, skeleton, sfps)
     floor *= path_scale
     if path_scale != 1.0:
         raw = [dataclasses.replace(j, hips=j.hips * path_scale, hip_joints=j.hip_joints * path_scale,
@@ -351,9 +345,9 @@ def quality(db, arrays, skeleton, result, frames, times, sfps, locs, rots, allow
         asked = _at_times(np.asarray(facing, dtype=np.float64), result.dt, times)
         asked /= np.maximum(np.linalg.norm(asked, axis=1, keepdims=True), 1e-12)
     out = bake_quality.figures(bake, raw, floor, path=path, asked_facing=asked)
-    coverage = database_store.derived(db, "coverage_%d" % hash(np.asarray(allowed).tobytes()), lambda: (
-        bake_quality.database_coverage(np.asarray(arrays["root_positions"]) * path_scale,
-                                       core_bake.yaw_of(np.asarray(arrays["root_quats"])), db.clip_index,
+    coverage = database_store.derived(database, "coverage_%d" % hash(np.asarray(allowed).tobytes()), lambda: (
+        bake_quality.database_coverage(np.asarray(database.root.positions) * path_scale,
+                                       core_bake.yaw_of(np.asarray(database.root.quats)), db.clip_index,
                                        float(db.clip_fps[0]), allowed)))
     sim = _at_times(result.sim_pos, result.dt, times) * path_scale
     out["warnings"] = bake_quality.warnings(bake, frames, floor, _any_between(result.searched, at),

@@ -12,10 +12,12 @@ import json
 
 import numpy as np
 
-from ..core.database import features as ft
+from ..core.database.clip_features import Clip
+from ..core.database.feature_database import build_database
+from ..core.database.feature_spec import FeatureGroup, FeatureSpec, default_spec
+from ..core.database import motion_database as mdb
 from ..core.maths import transforms as tf
 from ..core.skeleton import virtual_root as vr
-from ..core.database.checks import ADDON_FORMAT, check_arrays
 from ..core.errors import MotionMatchingError
 from . import armature_data, compat, database_mirror, database_search, database_store
 from .scene_data import scene_fps
@@ -97,7 +99,7 @@ def feature_bones(settings, obj):
 def spec_from_settings(settings, bones):
     """The feature set: the scene's groups, or the 27 default features."""
     if len(settings.feature_groups) == 0:
-        spec = ft.default_spec(bones["left_foot"], bones["right_foot"], bones["hips"])
+        spec = default_spec(bones["left_foot"], bones["right_foot"], bones["hips"])
     else:
         groups = []
         for g in settings.feature_groups:
@@ -107,9 +109,9 @@ def spec_from_settings(settings, bones):
                 raise MotionMatchingError("Feature group %s: times must be numbers of seconds separated by commas "
                                           "(got '%s')." % (g.name, g.times)) from None
             bone_list = [b.strip() for b in g.bones.split(",") if b.strip()]
-            groups.append(ft.FeatureGroup(name=g.name, kind=g.kind, bones=bone_list, times_s=times,
+            groups.append(FeatureGroup(name=g.name, kind=g.kind, bones=bone_list, times_s=times,
                                           weight=g.weight))
-        spec = ft.FeatureSpec(groups=groups)
+        spec = FeatureSpec(groups=groups)
     spec.responsiveness = settings.responsiveness
     spec.quality = settings.quality
     return spec
@@ -117,7 +119,7 @@ def spec_from_settings(settings, bones):
 
 def fill_default_groups(settings, bones):
     """Write the default feature set into the scene's list so users can edit it."""
-    spec = ft.default_spec(bones["left_foot"], bones["right_foot"], bones["hips"])
+    spec = default_spec(bones["left_foot"], bones["right_foot"], bones["hips"])
     settings.feature_groups.clear()
     for g in spec.groups:
         item = settings.feature_groups.add()
@@ -286,8 +288,9 @@ def _stack(parts):
 
 
 def build(scene, progress=None):
-    """Return (npz bytes, summary dict). Raises MotionMatchingError with a
-    plain sentence on bad input; the scene is not changed."""
+    """Return (npz bytes, summary dict, core MotionDatabase). Raises
+    MotionMatchingError with a plain sentence on bad input; the scene is not
+    changed."""
     from ..core.database import tags as core_tags
     from .database_store import to_bytes
 
@@ -316,7 +319,7 @@ def build(scene, progress=None):
         character = vr.character_frames(root_world)
         root_pos = character[:, :3, 3].copy()
         root_rot = tf.matrix_to_quat(character[:, :3, :3])
-        clips.append(ft.Clip(name=name, fps=fps, joint_names=wanted, positions=positions, root_pos=root_pos,
+        clips.append(Clip(name=name, fps=fps, joint_names=wanted, positions=positions, root_pos=root_pos,
                              root_rot=root_rot, excluded=excluded))
         channels = (channels[0], _continue_signs(previous_quat, channels[1]))
         previous_quat = channels[1][-1]
@@ -326,7 +329,7 @@ def build(scene, progress=None):
         toe_paths.append(positions[:, [column[bones["left_toe"]], column[bones["right_toe"]]]])
         foot_paths.append(positions[:, [column[bones["left_foot"]], column[bones["right_foot"]]]])
         root_facings.append(character[:, :2, :3] @ np.array([0.0, -1.0, 0.0]))
-        clip_tags.append([{"name": t.name, "start": t.start, "end": t.end} for t in tags])
+        clip_tags.append([core_tags.Tag(t.name, t.start, t.end) for t in tags])
         frame_starts.append(frames[0])
         actions.append(action_name)
         armatures.append(obj_name)
@@ -367,40 +370,32 @@ def build(scene, progress=None):
                      excluded, database_mirror.mirrored_tags(tags), action.name, obj.name)
         mirrored += [True] * len(taken)
         del taken
-    db = ft.build_database(spec, clips, contact_joints=(bones["left_toe"], bones["right_toe"]),
+    db = build_database(spec, clips, contact_joints=(bones["left_toe"], bones["right_toe"]),
                            contact_speed=settings.contact_speed, contact_radius=settings.contact_radius)
-    arrays = db.to_arrays()
-    arrays.update({
-        "format": np.array(ADDON_FORMAT),
-        "weights": ft.feature_weights(spec).astype(np.float64),
-        "feature_names": np.array(ft.feature_names(spec), dtype=np.str_),
-        "bone_names": np.array(names, dtype=np.str_),
-        "bone_parents": np.asarray(parents, dtype=np.int32),
-        "bone_rest": rest.astype(np.float64),
-        "bone_offsets": armature_data.rest_offsets(first_obj.data, names).astype(np.float64),
-        "feature_bones_json": np.array(json.dumps(bones, sort_keys=True)),
-        "pose_rotations": _stack([b[1] for b in bases]),
-        "pose_locations": _stack([b[0] for b in bases]),
-        "root_positions": np.concatenate(root_paths).astype(np.float64),
-        "root_facings": np.concatenate(root_facings).astype(np.float64),
-        "root_quats": np.concatenate(root_quats).astype(np.float64),
-        "toe_positions": np.concatenate(toe_paths).astype(np.float64),
-        "foot_positions": np.concatenate(foot_paths).astype(np.float64),
-        "clip_actions": np.array(actions, dtype=np.str_),
-        "clip_armatures": np.array(armatures, dtype=np.str_),
-        "clip_frame_start": np.asarray(frame_starts, dtype=np.float64),
-        "tags_json": np.array(json.dumps(clip_tags)),
-        "fingerprint": np.array(fingerprint(scene)),
-    })
-    if any(mirrored):
-        arrays["clip_mirrored"] = np.array(mirrored, dtype=bool)
+    database = mdb.MotionDatabase(
+        matching=db,
+        skeleton=mdb.Skeleton(names=list(names), parents=np.asarray(parents, dtype=np.int32),
+                              rest=rest.astype(np.float64),
+                              offsets=armature_data.rest_offsets(first_obj.data, names).astype(np.float64)),
+        poses=mdb.Poses(locations=_stack([b[0] for b in bases]), rotations=_stack([b[1] for b in bases])),
+        root=mdb.RootFrames(positions=np.concatenate(root_paths).astype(np.float64),
+                            quats=np.concatenate(root_quats).astype(np.float64),
+                            facings=np.concatenate(root_facings).astype(np.float64)),
+        toe_positions=np.concatenate(toe_paths).astype(np.float64),
+        foot_positions=np.concatenate(foot_paths).astype(np.float64),
+        tags=clip_tags,
+        clips=mdb.ClipInfo(actions=actions, armatures=armatures, frame_starts=np.asarray(frame_starts, dtype=np.float64),
+                           mirrored=np.array(mirrored, dtype=bool) if any(mirrored) else None),
+        feature_bones=mdb.FeatureBones(**bones),
+        fingerprint=fingerprint(scene),
+    )
     summary = {
         "rows": db.num_rows, "features": db.dim, "clips": len(clips),
         "valid_rows": int(db.valid.sum()), "excluded_rows": int(db.excluded.sum()),
         "seconds": float(sum(c.num_frames / c.fps for c in clips)),
         "mirrored_clips": int(sum(mirrored)),
     }
-    return to_bytes(arrays), summary, db, arrays
+    return to_bytes(database.to_arrays()), summary, database
 
 
 def summary_text(summary):
@@ -419,14 +414,14 @@ def build_and_store(context):
     settings = context.scene.motion_matching
     wm.progress_begin(0, max(1, len(settings.entries)))
     try:
-        data, summary, db, arrays = build(context.scene, progress=lambda i, k: wm.progress_update(i))
+        data, summary, database = build(context.scene, progress=lambda i, k: wm.progress_update(i))
         # What loading will demand of the stored bytes (e.g. values of sane size).
-        check_arrays(arrays)
+        database.check()
         if settings.tag_query.strip():
             knobs = settings.bake_settings
-            database_search.allowed_rows(db, arrays, settings.tag_query, ahead_s=knobs.tag_query_ahead,
+            database_search.allowed_rows(database, settings.tag_query, ahead_s=knobs.tag_query_ahead,
                                          strict=knobs.strict_tag_query)
-        del db, arrays   # only the bytes are kept: free the arrays before Blender copies them
+        del database   # only the bytes are kept: free the arrays before Blender copies them
     finally:
         wm.progress_end()
     database_store.store(context.scene, data)

@@ -21,9 +21,8 @@ import io
 
 import numpy as np
 
-from ..core.database.checks import read_database
+from ..core.database.motion_database import MotionDatabase
 from ..core.errors import MotionMatchingError
-from ..core.database.features import Database
 
 PROP = "motion_matching_database"
 PROP_ID = "motion_matching_database_sha1"
@@ -32,9 +31,8 @@ _cache = {}   # SHA-1 of the stored bytes -> _Entry
 
 
 class _Entry:
-    def __init__(self, db, arrays):
-        self.db = db
-        self.arrays = arrays
+    def __init__(self, database):
+        self.database = database
         self.derived = {}
 
 
@@ -45,10 +43,10 @@ def to_bytes(arrays):
 
 
 def from_bytes(data):
-    """Arrays of a database .npz held in memory, checked completely (plain numpy,
-    no pickles, inflated size capped). Raises MotionMatchingError with a sentence."""
-    arrays, _spec = read_database(bytes(data))
-    return arrays
+    """The core MotionDatabase of a database .npz held in memory, checked
+    completely (plain numpy, no pickles, inflated size capped). Raises
+    MotionMatchingError with a sentence."""
+    return MotionDatabase.from_npz_bytes(data)
 
 
 def has_database(scene):
@@ -100,28 +98,27 @@ def _entry(scene):
     hit = _cache.get(key)
     if hit is None:
         try:
-            arrays = from_bytes(data)
+            database = from_bytes(data)
         except MotionMatchingError as ex:
             raise MotionMatchingError("The scene's stored database is damaged (rebuild or import it): %s" % ex) \
                 from None
-        hit = _Entry(Database.from_arrays(arrays), arrays)
+        hit = _Entry(database)
         _cache.clear()
         _cache[key] = hit
     return hit
 
 
 def load(scene):
-    """(Database, arrays dict) of the scene's stored database, parsed and checked once."""
-    hit = _entry(scene)
-    return hit.db, hit.arrays
+    """The scene's stored database (a core MotionDatabase), parsed and checked once."""
+    return _entry(scene).database
 
 
-def derived(db, name, make):
+def derived(database, name, make):
     """``make()`` computed once per parsed database: cached with the entry holding
-    ``db`` (so keyed by the stored bytes' hash), or computed afresh when ``db`` is
-    not the scene's stored database."""
+    ``database`` (so keyed by the stored bytes' hash), or computed afresh when
+    ``database`` is not the scene's stored database."""
     for entry in _cache.values():
-        if entry.db is db:
+        if entry.database is database:
             if name not in entry.derived:
                 entry.derived[name] = make()
             return entry.derived[name]

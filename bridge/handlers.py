@@ -12,8 +12,7 @@ def check_stale(scene):
     mark the database stale (and return True) when they differ."""
     if not database_store.has_database(scene):
         return False
-    _db, arrays = database_store.load(scene)
-    stored = str(arrays["fingerprint"]) if "fingerprint" in arrays else ""
+    stored = database_store.load(scene).fingerprint
     stale = stored != database_build.fingerprint(scene)
     if stale:
         mark_stale(scene)

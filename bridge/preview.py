@@ -180,11 +180,10 @@ def overlay_lines(scene, horizon_s=1.0):
     k = int(round(horizon_s / res.dt))
     wanted = res.sim_pos[s:s + k + 1]
     # Matched path: the playing row's own future root motion, placed at the root.
-    db_state = bake_bridge.database_store.load(scene)
-    arrays = db_state[1]
-    rp, rq = np.asarray(arrays["root_positions"]), np.asarray(arrays["root_quats"])
+    database = bake_bridge.database_store.load(scene)
+    rp, rq = database.root.positions, database.root.quats
     row = int(res.rows[s])
-    db = db_state[0]
+    db = database.matching
     end = min(row + k, int(db.clip_offsets[db.clip_index[row] + 1]) - 1)
     local = tf.quat_rotate(tf.quat_conjugate(rq[row]), rp[row:end + 1] - rp[row])
     matched = tf.quat_rotate(res.root_quat[s], local) + res.root_pos[s]

@@ -7,7 +7,7 @@ from ..core.database import auto_tags
 from ..core.database import coverage as core_coverage
 from ..core.database import dance_card as core_dance_card
 from ..core.skeleton import virtual_root as vr
-from . import armature_data, database_build, database_search, database_store
+from . import armature_data, database_build, database_store
 
 
 def suggest_tags(scene, obj):
@@ -51,12 +51,12 @@ def scene_dance_card(settings):
 
 def coverage(scene):
     """The coverage report of the scene's database (a JSON-ready dict)."""
-    db, arrays = database_store.load(scene)
-    tags = database_search.clip_tags(arrays)
+    database = database_store.load(scene)
+    db, tags = database.matching, database.tags
     clips = []
     for c, name in enumerate(db.clip_names):
         rows = db.clip_rows(c)
         # The database's own exclusions (settings at build time) leave frames out.
         clips.append((name, float(db.clip_fps[c]), rows.stop - rows.start, tags[c],
-                      arrays["root_positions"][rows], arrays["root_facings"][rows], db.excluded[rows]))
+                      database.root.positions[rows], database.root.facings[rows], db.excluded[rows]))
     return core_coverage.coverage_report(scene_dance_card(scene.motion_matching), clips, exclude_names=())

@@ -57,9 +57,9 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         ctrl = bake_bridge.controller_object(context, self.controller)
         target = bake_bridge.bake_target(context, self.armature)
         database = bake_bridge.ensure_database(context)
-        _db, arrays, note = database
+        motion_database, note = database
         setup = None
-        if bake_bridge.needs_retarget(target, bake_bridge.skeleton_of(arrays)):
+        if bake_bridge.needs_retarget(target, bake_bridge.skeleton_of(motion_database)):
             setup = bake_bridge.retarget_setup(context, target, self.scale or None)
         steps = bake_bridge.run_steps(context, ctrl, target, self.settings(context), tag_query=query, frame_start=fs,
                                       frame_end=fe, path_scale=setup.plan.scale if setup else 1.0,

@@ -8,7 +8,6 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ..core.database import checks as database_check
 from ..core.errors import MotionMatchingError
-from ..core.database.features import Database
 from ..core.io.npz_reader import MAX_INFLATED_BYTES
 from ..bridge import database_build, database_store
 from ..bridge.properties import mark_stale
@@ -189,8 +188,7 @@ class MOTION_MATCHING_OT_import_database(bpy.types.Operator, ImportHelper):
                                               % (size / 1e9, MAX_INFLATED_BYTES / 1e9))
                 data = fh.read()
             # Checked completely before anything in the scene changes.
-            arrays = database_store.from_bytes(data)
-            db = Database.from_arrays(arrays)
+            db = database_store.from_bytes(data).matching
         except OSError as ex:
             self.report({"ERROR"}, "Cannot read %s: %s." % (self.filepath, ex.strerror or ex))
             return {"CANCELLED"}

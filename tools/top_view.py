@@ -12,7 +12,6 @@ Developer tool, not part of the extension.
 """
 
 import importlib
-import json
 import os
 
 import numpy as np
@@ -47,9 +46,8 @@ def bones_of(armature, scene):
     keys = ("Hips", "LeftFoot", "RightFoot", "LeftToes", "RightToes")
     if all(mapped.get(k) for k in keys):
         return tuple(mapped[k] for k in keys)
-    _db, arrays = _addon("bridge.database_store").load(scene)
-    b = json.loads(str(arrays["feature_bones_json"]))
-    return b["hips"], b["left_foot"], b["right_foot"], b["left_toe"], b["right_toe"]
+    b = _addon("bridge.database_store").load(scene).feature_bones
+    return b.hips, b.left_foot, b.right_foot, b.left_toe, b.right_toe
 
 
 def world_tracks(armature, frames, names):

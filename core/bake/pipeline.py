@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
-from ..database import features as ft
+from ..database import clip_features, feature_spec
 from . import foot_lock as fl
 from ..maths import ik
 from ..maths import inertialization as inert
@@ -309,7 +309,7 @@ def trajectory_queries(spec, sim_pos, sim_yaw, fps):
     bone columns are left zero (they come from the playing row)."""
     S = len(sim_pos)
     q = np.zeros((S, spec.dim))
-    slices = ft.group_slices(spec)
+    slices = feature_spec.group_slices(spec)
     cos, sin = np.cos(sim_yaw), np.sin(sim_yaw)
 
     def local_xy(v):
@@ -322,7 +322,7 @@ def trajectory_queries(spec, sim_pos, sim_yaw, fps):
         cols = slices[g.name]
         out = []
         for t in g.times_s:
-            k = ft.frame_offset(t, fps)
+            k = clip_features.frame_offset(t, fps)
             idx = np.clip(np.arange(S) + k, 0, S - 1)
             if g.kind == "trajectory_position":
                 out.append(local_xy(sim_pos[idx] - sim_pos))
@@ -559,11 +559,11 @@ class _Matcher:
         self.playable = allowed if playable is None else np.asarray(playable, dtype=bool) | allowed
         self.margin = settings.jump_cost_margin
         self.bone_cols = np.zeros(db.spec.dim, dtype=bool)
-        slices = ft.group_slices(db.spec)
+        slices = feature_spec.group_slices(db.spec)
         for g in db.spec.groups:
             if not g.is_trajectory:
                 self.bone_cols[slices[g.name]] = True
-        self.weights = ft.feature_weights(db.spec)
+        self.weights = feature_spec.feature_weights(db.spec)
         self.query = np.empty(db.spec.dim)
 
     def normalized_query(self, s, cur):

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .features import frame_offset
+from .clip_features import frame_offset
 from .tags import KEYWORDS, TagError, tag_masks
 
 __all__ = [
@@ -262,7 +262,7 @@ def parse_query(text):
 
 def future_frames_per_row(clip_fps, clip_offsets, seconds):
     """(N,) int: ``seconds`` converted to frames with each row's clip frame rate
-    (rounded as :func:`core.database.features.frame_offset` does)."""
+    (rounded as :func:`core.database.clip_features.frame_offset` does)."""
     offsets = np.asarray(clip_offsets, dtype=np.int64)
     per_clip = np.array([frame_offset(seconds, f) for f in np.asarray(clip_fps, float)],
                         dtype=np.int64)
@@ -326,7 +326,7 @@ def _frames(value, n):
 
 
 def database_query_rows(db, clips_tags, query, ahead_s=0.0, strict=False):
-    """:func:`query_rows` for a :class:`core.database.features.Database`, the future being the
+    """:func:`query_rows` for a :class:`core.database.feature_database.Database`, the future being the
     largest positive trajectory time of its feature set; ``ahead_s``: seconds of
     selected frames a row needs after it; ``strict``: the whole future (the strict
     rule, as ``ahead_s`` equal to the future)."""

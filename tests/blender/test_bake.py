@@ -106,9 +106,9 @@ def test_no_pops_and_determinism(take_on_path, bake):
                 for fc in compat.fcurves(action, obj)}
 
     first = keys(obj.animation_data.action)
-    db, arrays = store.load(bpy.context.scene)
-    names = [str(n) for n in arrays["bone_names"]]
-    raw = metrics.largest_rotation_steps(np.asarray(arrays["pose_rotations"], dtype=np.float64))
+    database = store.load(bpy.context.scene)
+    names = database.skeleton.names
+    raw = metrics.largest_rotation_steps(np.asarray(database.poses.rotations, dtype=np.float64))
     baked = np.stack([np.column_stack([first[('pose.bones["%s"].rotation_quaternion' % n, k)][:, 1]
                                        for k in range(4)]) for n in names], axis=1)
     steps = metrics.largest_rotation_steps(baked)

@@ -50,7 +50,7 @@ def test_report_figures_equal_the_keys_measured(take_on_path, bake):
     db_fps = report["database_fps"]
     first, last = (float(v) for v in raw_action.frame_range)
     raw_frames = first + np.arange(int((last - first) * fps / db_fps) + 1) * db_fps / fps
-    db, _arrays = path_measure.addon("bridge.database_store").load(scene)
+    db = path_measure.addon("bridge.database_store").load(scene).matching
     rows = np.clip(np.rint(raw_frames - first).astype(np.int64), 0, db.num_rows - 1)
     raw = path_measure.read_motion(obj, raw_action, raw_frames, fps, contacts=db.contacts[rows])
     raw_slide = pm.ankle_sliding(raw.ankles, raw.hips, fps, floor, contacts=raw.contacts)

@@ -1,7 +1,7 @@
 """motion_matching.build_database: features checked against Blender's own
 evaluation (frame_set and pose matrices), persistence, export/import, bad input."""
 
-import json
+import dataclasses
 import os
 import subprocess
 import sys
@@ -68,8 +68,8 @@ def _independent_row(obj, frame, fps, bones):
 
 def test_features_match_blender_pose_matrices():
     obj = _sample()
-    db, arrays = _add_and_build(obj)
-    bones = json.loads(str(arrays["feature_bones_json"]))
+    database = _add_and_build(obj)
+    db, bones = database.matching, dataclasses.asdict(database.feature_bones)
     assert db.dim == 27 and db.num_rows == 5562
     for frame in (100, 1234, 2900, 4500):
         row = db.raw[frame - 1]
@@ -107,8 +107,8 @@ def _sparse_copy(obj, step=5, last=600):
 def test_sparse_bezier_action_rows_match_frame_set():
     obj = _sample()
     dup = _sparse_copy(obj)
-    db, arrays = _add_and_build(dup)
-    bones = json.loads(str(arrays["feature_bones_json"]))
+    database = _add_and_build(dup)
+    db, bones = database.matching, dataclasses.asdict(database.feature_bones)
     assert db.num_rows == 596   # frames 1..596, keys every 5
     for frame in (7, 133, 301, 480):
         expect = _independent_row(dup, frame, 60.0, bones)
@@ -122,7 +122,7 @@ def test_save_reopen_keeps_database_and_settings(tmp_path):
     t.name, t.frame_start, t.frame_end = "walk", 200, 900
     settings = bpy.context.scene.motion_matching
     settings.responsiveness = 1.5
-    db, _ = _add_and_build(obj)
+    db = _add_and_build(obj).matching
     search = H.addon_module("core.database.search")
     queries = db.features[[50, 700, 3000]] + 0.05
     before = [search.brute_force(db.features, q, db.valid)[0] for q in queries]
@@ -137,7 +137,7 @@ def test_save_reopen_keeps_database_and_settings(tmp_path):
     action = settings.entries[0].action
     assert [(t.name, t.frame_start, t.frame_end) for t in action.motion_matching.tags] == [("walk", 200, 900)]
     store = H.addon_module("bridge.database_store")
-    db2, _ = store.load(scene)
+    db2 = store.load(scene).matching
     assert np.array_equal(db2.features, db.features)
     after = [search.brute_force(db2.features, q, db2.valid)[0] for q in queries]
     assert after == before
@@ -145,16 +145,20 @@ def test_save_reopen_keeps_database_and_settings(tmp_path):
 
 def test_export_import_round_trip_and_plain_numpy(tmp_path):
     obj = _sample()
-    db, arrays = _add_and_build(obj)
+    arrays = _add_and_build(obj).to_arrays()
     path = str(tmp_path / "db.npz")
     assert bpy.ops.motion_matching.export_database(filepath=path) == {"FINISHED"}
     store = H.addon_module("bridge.database_store")
     store.clear(bpy.context.scene)
     assert bpy.ops.motion_matching.import_database(filepath=path) == {"FINISHED"}
-    _db2, arrays2 = store.load(bpy.context.scene)
+    arrays2 = store.load(bpy.context.scene).to_arrays()
     assert sorted(arrays) == sorted(arrays2)
     for k in arrays:
-        assert np.array_equal(arrays[k], arrays2[k]), k
+        assert arrays[k].dtype == arrays2[k].dtype and np.array_equal(arrays[k], arrays2[k]), k
+    with np.load(path, allow_pickle=False) as z:   # the file holds what the database writes
+        assert sorted(z.files) == sorted(arrays)
+        for k in arrays:
+            assert np.array_equal(z[k], arrays[k]), k
     # Outside Blender: a plain Python with numpy, no pickles.
     code = ("import numpy as np, sys; z = np.load(sys.argv[1], allow_pickle=False); "
             "print(z['features'].shape, z['norm_mean'].shape, str(z['spec_json'])[:1])")
@@ -166,13 +170,13 @@ def test_export_import_round_trip_and_plain_numpy(tmp_path):
 
 def test_import_of_a_bad_file_keeps_the_database(tmp_path):
     obj = _sample()
-    db, _ = _add_and_build(obj)
+    db = _add_and_build(obj).matching
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"not an archive")
     with pytest.raises(RuntimeError, match="not a usable database"):
         bpy.ops.motion_matching.import_database(filepath=str(bad))
     store = H.addon_module("bridge.database_store")
-    assert np.array_equal(store.load(bpy.context.scene)[0].features, db.features)
+    assert np.array_equal(store.load(bpy.context.scene).matching.features, db.features)
 
 
 def test_changing_an_action_marks_the_database_stale():

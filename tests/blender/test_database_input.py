@@ -86,8 +86,7 @@ def test_inconsistent_database_files_are_refused(base, kind, tmp_path):
     _refused(bad, words)
     # The old database still works: the coverage report reads it whole.
     assert bpy.ops.motion_matching.database_report() == {"FINISHED"}
-    db, _arrays = _store().load(bpy.context.scene)
-    assert db.num_rows == len(arrays["features"])
+    assert _store().load(bpy.context.scene).matching.num_rows == len(arrays["features"])
 
 
 def test_a_file_beyond_2_gib_is_refused_unread(base, tmp_path):
@@ -130,7 +129,7 @@ def test_refused_files_leave_the_bake_working(base, tmp_path):
 def _reweighted(arrays, factor):
     """The same database with its trajectory groups weighted ``factor`` times more
     (consistent features, weights and spec), and the same input fingerprint."""
-    features = H.addon_module("core.database.features")
+    features = H.addon_module("core.database.feature_spec")
     spec = features.FeatureSpec.from_json(str(arrays["spec_json"]))
     for g in spec.groups:
         if g.is_trajectory:
@@ -149,16 +148,19 @@ def test_a_new_database_with_the_same_fingerprint_gets_a_new_search_index(base, 
     store = _store()
     bridge = H.addon_module("bridge.bake")
     search = H.addon_module("core.database.search")
-    db_a, arrays_a = store.load(scene)
-    index_a = bridge.search_index(db_a, arrays_a)          # what a bake caches
+    database_a = store.load(scene)
+    db_a, arrays_a = database_a.matching, database_a.to_arrays()
+    index_a = bridge.search_index(database_a)          # what a bake caches
     other = _reweighted(arrays_a, 4.0)
-    assert str(other["fingerprint"]) == str(arrays_a["fingerprint"])
+    assert str(other["fingerprint"]) == database_a.fingerprint
     path = tmp_path / "other.npz"
     path.write_bytes(db_files.npz(other))
     assert _import(path) == {"FINISHED"}
-    db_b, arrays_b = store.load(scene)
+    database_b = store.load(scene)
+    db_b = database_b.matching
     assert not np.array_equal(db_b.features, db_a.features)
-    index_b = bridge.search_index(db_b, arrays_b)
+    assert database_b.fingerprint == database_a.fingerprint
+    index_b = bridge.search_index(database_b)
     assert index_b is not index_a
     queries = db_b.features[[50, 700, 3000, 4800]] + 0.3
     for q in queries:
@@ -169,10 +171,11 @@ def test_a_new_database_with_the_same_fingerprint_gets_a_new_search_index(base, 
     path_a = tmp_path / "a.npz"
     path_a.write_bytes(db_files.npz(arrays_a))
     assert _import(path_a) == {"FINISHED"}
-    db_c, arrays_c = store.load(scene)
+    database_c = store.load(scene)
+    db_c = database_c.matching
     assert np.array_equal(db_c.features, db_a.features)
     q = queries[0]
-    assert bridge.search_index(db_c, arrays_c).search(q, db_c.valid) == search.brute_force(db_c.features, q,
+    assert bridge.search_index(database_c).search(q, db_c.valid) == search.brute_force(db_c.features, q,
                                                                                            db_c.valid)
 
 

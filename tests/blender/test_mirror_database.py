@@ -33,52 +33,55 @@ def test_the_option_reaches_the_operator_and_the_rows_are_mirrored(tmp_path):
     assert bpy.ops.motion_matching.build_database(mirror_takes=True) == {"FINISHED"}
     assert settings.mirror_takes and not settings.database_stale
     assert "and their mirror images" in settings.database_summary
-    db, arrays = _store().load(bpy.context.scene)
+    database = _store().load(bpy.context.scene)
+    db = database.matching
     n = int(db.clip_offsets[1])
-    assert db.num_rows == 2 * n and list(arrays["clip_mirrored"]) == [False, True]
-    assert [str(s) for s in arrays["clip_actions"]] == [obj.animation_data.action.name] * 2
-    tags = json.loads(str(arrays["tags_json"]))
-    first = int(arrays["clip_frame_start"][0])
-    assert {"name": "turn_left", "start": 100 - first, "end": 160 - first} in tags[0]
-    assert {"name": "turn_right", "start": 100 - first, "end": 160 - first} in tags[1]
-    assert not any(t["name"] == "turn_left" for t in tags[1])
+    assert db.num_rows == 2 * n and list(database.clips.mirrored) == [False, True]
+    assert [database.clips.is_mirror(c) for c in (0, 1)] == [False, True]
+    assert database.clips.actions == [obj.animation_data.action.name] * 2
+    tags = [[(t.name, t.start, t.end) for t in clip] for clip in database.tags]
+    first = int(database.clips.frame_starts[0])
+    assert ("turn_left", 100 - first, 160 - first) in tags[0]
+    assert ("turn_right", 100 - first, 160 - first) in tags[1]
+    assert not any(t[0] == "turn_left" for t in tags[1])
     # Contacts swap sides, row for row.
     assert np.array_equal(db.contacts[n:], db.contacts[:n, ::-1])
     # Features: x turns over and left/right swap. The take's skeleton is left/right
     # symmetric to 0.03 mm and poses are stored in float32: 1e-3 (m, m/s) is ample.
-    names = [str(s) for s in arrays["bone_names"]]
-    pairs = core_mirror.pair_bones(names, arrays["bone_parents"])
+    names = database.skeleton.names
+    pairs = core_mirror.pair_bones(names, database.skeleton.parents)
     cols, signs = core_mirror.feature_mirror(db.spec, lambda b: names[pairs[names.index(b)]])
     assert np.abs(db.raw[n:] - db.raw[:n][:, cols] * signs).max() < 1e-3
     assert np.abs(db.raw[n:] - db.raw[:n]).max() > 0.1   # not the same rows
     # The stored toes of a mirrored row are the reflection of the other side's, in world space.
-    bones = json.loads(str(arrays["feature_bones_json"]))
-    plane = core_mirror.root_plane(arrays["bone_rest"][names.index(bones["root"])])
-    toes = arrays["toe_positions"]
+    plane = core_mirror.root_plane(database.skeleton.rest[names.index(database.feature_bones.root)])
+    toes = database.toe_positions
     assert np.abs(toes[n:] - core_mirror.mirror_points(toes[:n, ::-1], plane)).max() < 1e-3
     # Root motion: mirrored facings, and the same distance travelled per row.
-    step = np.linalg.norm(np.diff(arrays["root_positions"][:, :2], axis=0), axis=1)
+    step = np.linalg.norm(np.diff(database.root.positions[:, :2], axis=0), axis=1)
     np.testing.assert_allclose(step[n:], step[:n - 1], atol=1e-4)
-    turn = np.diff(np.unwrap(np.arctan2(arrays["root_facings"][:, 0], -arrays["root_facings"][:, 1])))
+    facings = database.root.facings
+    turn = np.diff(np.unwrap(np.arctan2(facings[:, 0], -facings[:, 1])))
     np.testing.assert_allclose(turn[n:], -turn[:n - 1], atol=1e-4)
     # Export and import keep the mirrored rows.
     path = str(tmp_path / "db.npz")
     assert bpy.ops.motion_matching.export_database(filepath=path) == {"FINISHED"}
     _store().clear(bpy.context.scene)
     assert bpy.ops.motion_matching.import_database(filepath=path) == {"FINISHED"}
-    db2, arrays2 = _store().load(bpy.context.scene)
-    assert db2.num_rows == 2 * n and list(arrays2["clip_mirrored"]) == [False, True]
+    database2 = _store().load(bpy.context.scene)
+    assert database2.matching.num_rows == 2 * n and list(database2.clips.mirrored) == [False, True]
     # Turning the option off makes the database out of date; built off, it is the take alone.
     assert not settings.database_stale
     settings.mirror_takes = False
     assert settings.database_stale
     assert bpy.ops.motion_matching.build_database() == {"FINISHED"}
-    db3, arrays3 = _store().load(bpy.context.scene)
-    assert db3.num_rows == n and "clip_mirrored" not in arrays3 and not settings.mirror_takes
+    database3 = _store().load(bpy.context.scene)
+    assert database3.matching.num_rows == n and database3.clips.mirrored is None and not settings.mirror_takes
+    assert not database3.clips.is_mirror(0)
     # From the panel (invoke) the scene's setting is the operator's.
     settings.mirror_takes = True
     assert bpy.ops.motion_matching.build_database("INVOKE_DEFAULT") == {"FINISHED"}
-    assert _store().load(bpy.context.scene)[0].num_rows == 2 * n and not settings.database_stale
+    assert _store().load(bpy.context.scene).matching.num_rows == 2 * n and not settings.database_stale
 
 
 def _curving_path(sign):

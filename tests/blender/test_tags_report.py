@@ -83,24 +83,25 @@ def test_tag_query_restricts_search():
     obj = _sample_with_db(tags=[("walk", 900, 2100), ("run", 3000, 3600)])
     store = H.addon_module("bridge.database_store")
     search = H.addon_module("bridge.database_search")
-    db, arrays = store.load(bpy.context.scene)
+    database = store.load(bpy.context.scene)
+    db = database.matching
     # Rows are 0-based from frame 1. The strict rule (Strict Tag Query; the only
     # rule before issue 10) cuts the last second of each range.
-    allowed = search.allowed_rows(db, arrays, "walk or run", strict=True)
+    allowed = search.allowed_rows(database, "walk or run", strict=True)
     rows = np.flatnonzero(allowed)
     assert rows.min() == 899 and rows.max() == 3599 - 60
     assert not allowed[2100 - 60: 2999].any()
     assert allowed.sum() == (2100 - 900 + 1 - 60) + (3600 - 3000 + 1 - 60)
     # By default every selected frame is offered (its future lies in the take), and
     # the bake's lead (1/3 s: 20 rows) cuts that much of each range's end.
-    everything = search.allowed_rows(db, arrays, "walk or run")
+    everything = search.allowed_rows(database, "walk or run")
     assert np.flatnonzero(everything).tolist() == list(range(899, 2100)) + list(range(2999, 3600))
     settings = H.addon_module("bridge.bake_props").to_core(
         bpy.context.scene.motion_matching.bake_settings)
-    searchable, playable = search.bake_rows(db, arrays, "walk or run", settings)
+    searchable, playable = search.bake_rows(database, "walk or run", settings)
     assert np.array_equal(playable, everything)
     assert np.flatnonzero(searchable).tolist() == list(range(899, 2080)) + list(range(2999, 3580))
-    assert np.array_equal(search.allowed_rows(db, arrays, ""), db.valid)
+    assert np.array_equal(search.allowed_rows(database, ""), db.valid)
 
 
 def test_auto_tag_uses_dance_card_names_and_covers_the_take():

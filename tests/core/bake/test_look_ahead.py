@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 
 from core.bake import pipeline as bake
-from core.database import features as ft
+from core.database.clip_features import clip_valid_rows
+from core.database.feature_database import Database
+from core.database.feature_spec import FeatureGroup, FeatureSpec, feature_weights
+from core.database.normalization import compute_normalization, normalize
 from core.bake import look_ahead as la
 
 FPS = 60.0
@@ -32,8 +35,8 @@ def _database(clips, contacts=None):
     """A trajectory-only database of ``clips`` [(positions, yaws)], its root
     arrays, and pose channels of a two-bone skeleton (root and hips, no legs)."""
     times = [1.0 / 3.0, 2.0 / 3.0, 1.0]
-    spec = ft.FeatureSpec(groups=[ft.FeatureGroup("trajectory_positions", "trajectory_position", times_s=times),
-                                  ft.FeatureGroup("trajectory_directions", "trajectory_direction", times_s=times)])
+    spec = FeatureSpec(groups=[FeatureGroup("trajectory_positions", "trajectory_position", times_s=times),
+                                  FeatureGroup("trajectory_directions", "trajectory_direction", times_s=times)])
     pos = np.concatenate([p for p, _ in clips])
     yaw = np.concatenate([y for _, y in clips])
     lengths = [len(p) for p, _ in clips]
@@ -42,11 +45,11 @@ def _database(clips, contacts=None):
     raws, valid = [], []
     for (p, y) in clips:
         raws.append(bake.trajectory_queries(spec, p, y, FPS))
-        valid.append(ft.clip_valid_rows(spec, len(p), FPS))
+        valid.append(clip_valid_rows(spec, len(p), FPS))
     raw = np.concatenate(raws)
-    norm = ft.compute_normalization(raw, None, spec)
+    norm = compute_normalization(raw, None, spec)
     n = len(pos)
-    db = ft.Database(spec=spec, norm=norm, features=ft.normalize(raw, norm, ft.feature_weights(spec)).astype(np.float32),
+    db = Database(spec=spec, norm=norm, features=normalize(raw, norm, feature_weights(spec)).astype(np.float32),
                      raw=raw, clip_index=clip_index, frame_index=(np.arange(n) - offsets[clip_index]).astype(np.int32),
                      valid=np.concatenate(valid), excluded=np.zeros(n, dtype=bool),
                      clip_names=["clip%d" % i for i in range(len(clips))], clip_fps=np.full(len(clips), FPS),

@@ -7,7 +7,10 @@ import numpy as np
 import pytest
 
 from core.bake import pipeline as bake
-from core.database import features as ft
+from core.database.clip_features import clip_valid_rows
+from core.database.feature_database import Database
+from core.database.feature_spec import FeatureGroup, FeatureSpec, feature_weights
+from core.database.normalization import compute_normalization, normalize
 from core.bake import time_warp as twp
 from core.maths import transforms as tf
 
@@ -28,16 +31,16 @@ def _database(seconds=30.0, varied=False):
     pos = np.column_stack([np.concatenate([[0.0], np.cumsum(np.sin(yaw) * step)[:-1]]),
                            np.concatenate([[0.0], np.cumsum(-np.cos(yaw) * step)[:-1]]), np.zeros(n)])
     times = [1.0 / 3.0, 2.0 / 3.0, 1.0]
-    spec = ft.FeatureSpec(groups=[ft.FeatureGroup("trajectory_positions", "trajectory_position", times_s=times),
-                                  ft.FeatureGroup("trajectory_directions", "trajectory_direction", times_s=times)])
+    spec = FeatureSpec(groups=[FeatureGroup("trajectory_positions", "trajectory_position", times_s=times),
+                                  FeatureGroup("trajectory_directions", "trajectory_direction", times_s=times)])
     raw = bake.trajectory_queries(spec, pos, yaw, FPS)
-    norm = ft.compute_normalization(raw, None, spec)
+    norm = compute_normalization(raw, None, spec)
     contacts = np.zeros((n, 2), dtype=bool)
     contacts[(np.arange(n) // 30) % 2 == 0, 0] = True
     contacts[:, 1] = ~contacts[:, 0]
-    db = ft.Database(spec=spec, norm=norm, features=ft.normalize(raw, norm, ft.feature_weights(spec)).astype(np.float32),
+    db = Database(spec=spec, norm=norm, features=normalize(raw, norm, feature_weights(spec)).astype(np.float32),
                      raw=raw, clip_index=np.zeros(n, dtype=np.int32), frame_index=np.arange(n, dtype=np.int32),
-                     valid=ft.clip_valid_rows(spec, n, FPS), excluded=np.zeros(n, dtype=bool), clip_names=["walk"],
+                     valid=clip_valid_rows(spec, n, FPS), excluded=np.zeros(n, dtype=bool), clip_names=["walk"],
                      clip_fps=np.array([FPS]), clip_offsets=np.array([0, n], dtype=np.int64), contacts=contacts)
     quats = np.column_stack([np.cos(yaw / 2), np.zeros((n, 2)), np.sin(yaw / 2)])
     skeleton = bake.BakeSkeleton(names=["root", "hips"], parents=np.array([-1, 0]),

@@ -11,18 +11,12 @@ import zipfile
 import numpy as np
 import pytest
 
-from core.database.checks import (
-    ADDON_FORMAT,
-    OPTIONAL_LAYOUT,
-    DatabaseError,
-    check_arrays,
-    database_from_arrays,
-    known_keys,
-    layout,
-    read_database,
-)
+from core.database.checks import check_arrays, database_from_arrays, read_database
+from core.database.file_layout import ADDON_FORMAT, OPTIONAL_LAYOUT, DatabaseError, known_keys, layout
 from core.errors import MotionMatchingError
-from core.database.features import Clip, build_database, default_spec, feature_names, feature_weights
+from core.database.clip_features import Clip
+from core.database.feature_database import build_database
+from core.database.feature_spec import default_spec, feature_names, feature_weights
 from core.io.npz_reader import (
     MAX_INFLATED_BYTES,
     MAX_RATIO,

@@ -1,4 +1,4 @@
-"""Tests of core.database.features and core.skeleton.contacts on synthetic clips with known answers."""
+"""Tests of core.database (feature set, clip features, normalisation, the matching database) and core.skeleton.contacts on synthetic clips with known answers."""
 
 import io
 import math
@@ -10,24 +10,17 @@ from python_calls import python_calls
 from core.skeleton.contacts import central_velocity, foot_contacts, majority_filter
 from core.database.checks import database_from_arrays
 from core.errors import MotionMatchingError
-from core.database.features import (
-    Clip,
-    Database,
+from core.database.clip_features import Clip, clip_features, clip_valid_rows
+from core.database.feature_database import Database, build_database, query_features, reweight
+from core.database.normalization import compute_normalization, denormalize, normalize
+from core.database.feature_spec import (
     FeatureError,
     FeatureGroup,
     FeatureSpec,
-    build_database,
-    clip_features,
-    clip_valid_rows,
-    compute_normalization,
     default_spec,
-    denormalize,
     feature_names,
     feature_weights,
     group_slices,
-    normalize,
-    query_features,
-    reweight,
 )
 from core.maths.transforms import quat_from_axis_angle, quat_to_matrix
 

@@ -12,7 +12,7 @@ from core.database import dance_card as D
 from core.database import query as Q
 from core.database import tags as T
 from core.errors import MotionMatchingError
-from core.database.features import default_spec
+from core.database.feature_spec import default_spec
 from core.database.tags import Tag, TagError
 
 

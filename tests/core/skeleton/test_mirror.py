@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from core.database import features as ft
+from core.database.clip_features import Clip, clip_features
+from core.database.feature_spec import FeatureGroup, FeatureSpec, default_spec, feature_names
 from core.skeleton import mirror
 from core.maths import transforms as tf
 from core.skeleton import virtual_root as vr
@@ -127,7 +128,7 @@ def test_rest_pose_mirrors_onto_itself():
 def clip_of(rest, loc, quat, name):
     pose = fk(rest, loc, quat)
     character = vr.character_frames(pose[:, 0])
-    return ft.Clip(name=name, fps=30.0, joint_names=NAMES, positions=pose[:, :, :3, 3],
+    return Clip(name=name, fps=30.0, joint_names=NAMES, positions=pose[:, :, :3, 3],
                    root_pos=character[:, :3, 3], root_rot=tf.matrix_to_quat(character[:, :3, :3]))
 
 
@@ -137,21 +138,21 @@ def test_features_of_the_mirror_are_the_mirrored_features():
     loc, quat = take(rng)
     pairs = np.array(PAIRS)
     maps = mirror.channel_maps(rest, pairs, mirror.root_plane(rest[0]))
-    spec = ft.default_spec("LeftAnkle", "RightAnkle", "Hips")
-    spec.groups.append(ft.FeatureGroup("hands", "bone_position", bones=["LeftShoulder", "RightShoulder", "Head"]))
-    raw = ft.clip_features(spec, clip_of(rest, loc, quat, "take"))
-    raw_m = ft.clip_features(spec, clip_of(rest, *mirror.mirror_channels(loc, quat, pairs, maps), "mirror"))
+    spec = default_spec("LeftAnkle", "RightAnkle", "Hips")
+    spec.groups.append(FeatureGroup("hands", "bone_position", bones=["LeftShoulder", "RightShoulder", "Head"]))
+    raw = clip_features(spec, clip_of(rest, loc, quat, "take"))
+    raw_m = clip_features(spec, clip_of(rest, *mirror.mirror_channels(loc, quat, pairs, maps), "mirror"))
     cols, signs = mirror.feature_mirror(spec, lambda b: NAMES[PAIRS[NAMES.index(b)]])
     np.testing.assert_allclose(raw_m, raw[:, cols] * signs, atol=1e-9)
     assert np.abs(raw_m - raw).max() > 0.05   # the mirror does change the features
     # The trajectory's sideways columns turn over (the take curves, so they are not zero).
-    x = [k for k, name in enumerate(ft.feature_names(spec)) if name.startswith("traj.pos") and name.endswith("x")]
+    x = [k for k, name in enumerate(feature_names(spec)) if name.startswith("traj.pos") and name.endswith("x")]
     assert x and np.abs(raw[:, x]).max() > 0.05
     np.testing.assert_allclose(raw_m[:, x], -raw[:, x], atol=1e-9)
 
 
 def test_feature_group_without_counterpart_is_refused():
-    spec = ft.FeatureSpec(groups=[ft.FeatureGroup("one foot", "bone_position", bones=["LeftAnkle"])])
+    spec = FeatureSpec(groups=[FeatureGroup("one foot", "bone_position", bones=["LeftAnkle"])])
     with pytest.raises(mirror.MirrorError, match="reads LeftAnkle but not its counterpart RightAnkle"):
         mirror.feature_mirror(spec, lambda b: NAMES[PAIRS[NAMES.index(b)]])
 
