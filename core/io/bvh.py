@@ -838,15 +838,3 @@ def keyed_channels(motion, bone_rest):
                 i = row_of[(j, "location")]
                 out[i:i + 3] = t[:, n].T
     return channels, out
-
-
-def bone_basis(motion, bone_rest):
-    """Pose-bone channels as (locations (F, J, 3), quaternions (F, J, 4)), float64:
-    :func:`keyed_channels` in the shape of the whole skeleton."""
-    F, J = motion.rotations.shape[:2]
-    channels, values = keyed_channels(motion, bone_rest)
-    locs = np.zeros((F, J, 3))
-    quats = np.zeros((F, J, 4))
-    for i, (j, kind, k) in enumerate(channels):
-        (locs if kind == "location" else quats)[:, j, k] = values[i]
-    return locs, quats

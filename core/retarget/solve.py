@@ -826,11 +826,6 @@ def _dependency_order(skeleton, bones, extra=None):
     return order
 
 
-def _map_position(plan, p):
-    """Source armature-space points (F, 3) to the target's: scaled about the origin."""
-    return p * plan.scale
-
-
 def _source_pelvis(plan, q, hips):
     """Midpoint of the source's hip joints (F, 3) from its rotations and hips head."""
     src = plan.source
