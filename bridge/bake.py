@@ -12,7 +12,6 @@ from ..core.skeleton import humanoid
 from ..core.maths.resample import resample, sample_positions
 from ..core.measure import report as bake_report
 from ..core.measure import retarget_checks
-from ..core.measure import rig_metrics
 from ..core.measure.joints import Take
 from ..core.maths import transforms as tf
 from ..core.errors import MotionMatchingError
@@ -372,10 +371,7 @@ def write_retargeted(context, target, output, setup, name="MM_Bake"):
                         "planted again")
     world = target_world_joints(setup, result)
     if output.controller_world is not None:
-        track, report.tracking_error_mean_m, report.tracking_error_max_m = rig_metrics.horizontal_distance(
-            world["hips"], output.controller_world)
-        report.per_frame.tracking_error = track
-        report.final_distance_m = float(track[-1])
+        report.track_target(world["hips"], output.controller_world)
     report.size_ratio = float(setup.plan.scale)
     warnings += retarget_checks.result_warnings(target.name, setup.plan.target_height, world,
                                                 output.controller_world)

@@ -42,6 +42,7 @@ from ..bake import pipeline as core_bake
 from ..maths.resample import resample, sample_positions
 from . import bake_quality
 from . import path_metrics as pm
+from . import rig_metrics
 from .joints import skeleton_joints, take_clips
 
 # m above the take's height (median over contact rows) that counts as low, per foot point.
@@ -112,6 +113,13 @@ class BakeReport:
     size_ratio: Optional[float] = None
     retargeted_onto: Optional[str] = None
     per_frame: Optional[PerFrame] = None
+
+    def track_target(self, hips, controller):
+        """Tracking measured on the rig a bake was retargeted onto: its hips
+        (F, 3) against the controller (F, 3), both in world space."""
+        d, self.tracking_error_mean_m, self.tracking_error_max_m = rig_metrics.horizontal_distance(hips, controller)
+        self.per_frame.tracking_error = d
+        self.final_distance_m = float(d[-1])
 
     def to_json(self):
         """The report.json dictionary: every field but ``per_frame``; the

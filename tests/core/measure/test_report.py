@@ -100,3 +100,14 @@ def test_json_round_trip_and_documented_fields():
     # A stored report from before a field existed still reads (the defaults).
     old = rp.BakeReport.from_json({"frames": 3, "unknown": 1})
     assert old.frames == 3 and old.contact_sliding_ratio is None and "frames" in old.to_text()
+
+
+def test_tracking_on_a_retargeted_rig_replaces_the_root_figures():
+    r = _report(leg_skeleton())
+    hips = np.zeros((r.frames, 3))
+    ctrl = np.zeros((r.frames, 3))
+    ctrl[:, 0] = np.linspace(0.0, 0.3, r.frames)
+    r.track_target(hips, ctrl)
+    assert r.tracking_error_max_m == pytest.approx(0.3) and r.final_distance_m == pytest.approx(0.3)
+    assert r.tracking_error_mean_m == pytest.approx(0.15)
+    np.testing.assert_allclose(r.per_frame.tracking_error, ctrl[:, 0])
