@@ -7,11 +7,11 @@ import bpy
 import numpy as np
 
 from ..core.bake import pipeline as core_bake
-from ..core.measure import bake_quality
 from ..core.skeleton import humanoid_map
-from ..core.measure import metrics
-from ..core.measure import path_metrics
+from ..core.maths.resample import resample, sample_positions
+from ..core.measure import report as bake_report
 from ..core.measure import retarget_checks
+from ..core.measure.joints import Take
 from ..core.maths import transforms as tf
 from ..core.errors import MotionMatchingError
 from ..core.database.search import SearchIndex
@@ -135,7 +135,7 @@ class BakeOutput:
     rotations: np.ndarray              # (F, J, 4) pose-bone quaternions
     skeleton: core_bake.BakeSkeleton   # the database skeleton
     settings: core_bake.BakeSettings   # as baked (the toe floor filled in)
-    report: dict                       # the report's figures (README, report.json) and per-frame arrays
+    report: bake_report.BakeReport     # the report's figures (report.json) and per-frame arrays
     controller_world: np.ndarray = None  # (F, 3) the controller in world space on those frames
 
 
@@ -202,165 +202,29 @@ def run_steps(context, controller, armature, settings, tag_query="", frame_start
         toe_speeds=toe_speeds(database) if settings.lock_on_data else None, playable=playable)
     frames = np.arange(fs, fe + 1, dtype=np.float64)
     times = (frames - fs) / sfps
-    locs, rots = core_bake.resample(result, times)
+    x = sample_positions(times, result.dt, len(result.rows))
+    locs, rots = resample(result.locations, x), resample(result.rotations, x, rotations=True)
     sim_seconds = time.perf_counter() - t0
-    report = figures(db, database, skeleton, result, frames, times, sfps, fps, sim_seconds, path_scale)
-    report.update(quality(db, database, skeleton, result, frames, times, sfps, locs, rots, allowed,
-                          facing if settings.use_facing else None, path_scale))
-    report["note"] = note
+    report = bake_report.measure_bake(
+        take_of(database), skeleton, result, bake_report.BakeFrames(frames, times, sfps, locs, rots), allowed,
+        facing if settings.use_facing else None, sim_seconds, path_scale,
+        cache=lambda key, make: database_store.derived(db, key, make))
+    report.note = note
     ctrl_frames = np.column_stack([np.interp(frames, sim_frames, ctrl_world[:, k]) for k in range(3)])
     return BakeOutput(result=result, frames=frames, times=times, locations=locs, rotations=rots,
                       skeleton=skeleton, settings=settings, report=report, controller_world=ctrl_frames)
 
 
-def figures(db, database, skeleton, result, frames, times, sfps, fps, seconds, path_scale=1.0):
-    """The report's numbers (see README, 'Bake report')."""
-    at = core_bake.step_index(result, times)
-    ctrl = result.controller
-    track, track_mean, track_max = metrics.tracking(result.root_pos * path_scale, ctrl * path_scale)
-    contacts = db.contacts if db.contacts is not None else np.zeros((db.num_rows, 2), dtype=bool)
-    toes, ankles = core_bake.leg_points(skeleton, core_bake.forward_kinematics(
-        skeleton, result.locations, result.rotations))
-    sliding = metrics.sliding_report(
-        toes, ankles, result.root_pos, database.toe_positions, database.foot_positions,
-        database.root.positions, contacts, fps, segments=db.clip_index)
-    searches = int(result.searched.sum())
-    costs = result.cost[result.searched]
-    search_frames = frames[0] + np.flatnonzero(result.searched) * result.dt * sfps
-    worst = metrics.worst_moments(np.rint(search_frames), costs) if searches else []
-    duration = times[-1] if len(times) else 0.0
-    return {
-        "frames": int(len(frames)), "frame_start": int(frames[0]), "frame_end": int(frames[-1]),
-        "fps": float(sfps), "database_fps": float(fps), "steps": int(len(result.rows)),
-        "searches": searches, "jumps": int(result.jumped.sum()), "foot_locks": int(result.lock_count),
-        **sliding,
-        "tracking_error_mean_m": track_mean, "tracking_error_max_m": track_max,
-        "match_cost_mean": float(costs.mean()) if searches else 0.0,
-        "match_cost_max": float(costs.max()) if searches else 0.0,
-        "worst_moments": [{"frame": f, "cost": c} for f, c in worst],
-        "bake_seconds": float(seconds),
-        "real_time_factor": float(duration / seconds) if seconds > 0 else 0.0,
-        "final_distance_m": float(path_scale * np.linalg.norm(result.root_pos[-1, :2] - ctrl[-1, :2])),
-        "per_frame": {
-            "match_cost": result.cost[at], "jump": _any_between(result.jumped, at),
-            "contact": result.contacts[at], "lock": result.locked[at], "tracking_error": track[at],
-            "root_yaw": core_bake.yaw_of(result.root_quat[at]),
-        },
-    }
-
-
-def _at_times(values, dt, times):
-    """Per-step values (S, ...) linearly interpolated at ``times`` seconds."""
-    x = np.clip(np.asarray(times) / dt, 0.0, len(values) - 1)
-    i0 = np.floor(x).astype(np.int64)
-    i1 = np.minimum(i0 + 1, len(values) - 1)
-    a = (x - i0).reshape((-1,) + (1,) * (np.ndim(values) - 1))
-    return values[i0] * (1 - a) + values[i1] * a
-
-
-def skeleton_joints(skeleton, locs, rots, fps, contacts, scale=1.0):
-    """A :class:`core.measure.bake_quality.Joints` of pose channels (T, J, 3), (T, J, 4)
-    in armature space (times ``scale``)."""
-    pose = core_bake.forward_kinematics(skeleton, locs, rots)
-    heads = pose[:, :, :3, 3] * scale
-    legs = skeleton.legs
-
-    def pair(k):
-        return heads[:, [legs[0][k], legs[1][k]]]
-
-    arms = _upper_arms(skeleton)
-    return bake_quality.Joints(fps=float(fps), hips=heads[:, skeleton.hips], hip_joints=pair(0), ankles=pair(2),
-                               toes=pair(3), contacts=np.asarray(contacts, dtype=bool),
-                               shoulders=heads[:, arms] if arms else None)
-
-
-def _upper_arms(skeleton):
-    """[left, right] upper-arm bone indices of the skeleton by the humanoid
-    mapping, or None when it has none."""
-    J = len(skeleton.names)
-    rest = core_bake.forward_kinematics(skeleton, np.zeros((1, J, 3)), np.tile([1.0, 0.0, 0.0, 0.0], (1, J, 1)))
-    try:
-        mapping = humanoid_map.auto_map(list(skeleton.names), np.asarray(skeleton.parents), rest[0, :, :3, 3])
-    except MotionMatchingError:
-        return None
-    arms = [mapping.get(j) for j in ("LeftUpperArm", "RightUpperArm")]
-    if not all(arms):
-        return None
-    return [list(skeleton.names).index(a) for a in arms]
-
-
-def raw_take_joints(database, skeleton, fps):
-    """Every clip of the database played ``fps`` times a second (its rows
-    blended on fractional frames), as :class:`core.measure.bake_quality.Joints`; and the
-    take's planted ankle height. Cached per database and rate."""
+def take_of(database):
+    """The database's rows as the report measures them (core.measure.joints.Take)."""
     db = database.matching
-
-    def make():
-        locs_all, rots_all = database.poses.locations, database.poses.rotations
-        contacts = db.contacts if db.contacts is not None else np.zeros((db.num_rows, 2), dtype=bool)
-        # The take is what was captured: mirror images (Mirror Takes) slide as their takes do.
-        takes = [c for c in range(len(db.clip_names)) if not database.clips.is_mirror(c)]
-        keep = np.concatenate([np.arange(db.clip_offsets[c], db.clip_offsets[c + 1]) for c in takes])
-        full = skeleton_joints(skeleton, locs_all[keep].astype(np.float64), rots_all[keep].astype(np.float64),
-                               float(db.clip_fps[0]), contacts[keep])
-        floor = path_metrics.planted_height(full.ankles, full.toes, float(db.clip_fps[0]))
-        clips = []
-        for c in takes:
-            rows = db.clip_rows(c)
-            rows = np.arange(rows.start, rows.stop) if isinstance(rows, slice) else np.asarray(rows)
-            if len(rows) < 2:
-                continue
-            step = float(db.clip_fps[c]) / fps
-            x = np.arange(int(np.floor((len(rows) - 1) / step + 1e-9)) + 1) * step
-            i0 = np.floor(x).astype(np.int64)
-            i1 = np.minimum(i0 + 1, len(rows) - 1)
-            a = (x - i0)[:, None, None]
-            locs = locs_all[rows[i0]] * (1 - a) + locs_all[rows[i1]] * a
-            q0, q1 = rots_all[rows[i0]].astype(np.float64), rots_all[rows[i1]].astype(np.float64)
-            q1 = np.where(np.sum(q0 * q1, axis=-1, keepdims=True) < 0, -q1, q1)
-            rots = q0 * (1 - a) + q1 * a
-            rots /= np.linalg.norm(rots, axis=-1, keepdims=True)
-            near = rows[np.clip(np.rint(x).astype(np.int64), 0, len(rows) - 1)]
-            clips.append(skeleton_joints(skeleton, locs, rots, fps, contacts[near]))
-        return clips, floor
-
-    return database_store.derived(database, "raw_take_joints_%g" % fps, make)
-
-
-def quality(db, database, skeleton, result, frames, times, sfps, locs, rots, allowed, facing, path_scale=1.0):
-    """The report's measured figures and ``warnings`` (core.measure.bake_quality), from the
-    baked joints on the scene's frames against the raw take at the same rate."""
-    if len(skeleton.legs) < 2:
-        return {"warnings": []}
-    at = core_bake.step_index(result, times)
-    bake = skeleton_joints(skeleton, locs, rots, sfps, result.contacts[at], path_scale)
-    raw, floor = raw_take_joints(database, skeleton, sfps)
-    floor *= path_scale
-    if path_scale != 1.0:
-        raw = [dataclasses.replace(j, hips=j.hips * path_scale, hip_joints=j.hip_joints * path_scale,
-                                   ankles=j.ankles * path_scale, toes=j.toes * path_scale) for j in raw]
-    path = _at_times(result.controller, result.dt, times) * path_scale
-    asked = None
-    if facing is not None:
-        asked = _at_times(np.asarray(facing, dtype=np.float64), result.dt, times)
-        asked /= np.maximum(np.linalg.norm(asked, axis=1, keepdims=True), 1e-12)
-    out = bake_quality.figures(bake, raw, floor, path=path, asked_facing=asked)
-    coverage = database_store.derived(database, "coverage_%d" % hash(np.asarray(allowed).tobytes()), lambda: (
-        bake_quality.database_coverage(np.asarray(database.root.positions) * path_scale,
-                                       core_bake.yaw_of(np.asarray(database.root.quats)), db.clip_index,
-                                       float(db.clip_fps[0]), allowed)))
-    sim = _at_times(result.sim_pos, result.dt, times) * path_scale
-    out["warnings"] = bake_quality.warnings(bake, frames, floor, _any_between(result.searched, at),
-                                            _any_between(result.jumped, at), path=sim, asked_facing=asked,
-                                            coverage=coverage, rows=result.rows[at])
-    return out
-
-
-def _any_between(flags, at):
-    """Per frame: did a flag rise on any step since the previous frame."""
-    c = np.concatenate([[0], np.cumsum(flags)])
-    prev = np.concatenate([[-1], at[:-1]])
-    return (c[at + 1] - c[prev + 1]) > 0
+    return Take(clip_offsets=np.asarray(db.clip_offsets), clip_fps=np.asarray(db.clip_fps, dtype=np.float64),
+                mirrored=np.asarray(database.clips.mirrored, dtype=bool), clip_index=np.asarray(db.clip_index),
+                contacts=db.contacts if db.contacts is not None else np.zeros((db.num_rows, 2), dtype=bool),
+                toe_positions=np.asarray(database.toe_positions), foot_positions=np.asarray(database.foot_positions),
+                root_positions=np.asarray(database.root.positions), root_quats=np.asarray(database.root.quats),
+                pose_locations=np.asarray(database.poses.locations),
+                pose_rotations=np.asarray(database.poses.rotations))
 
 
 def check_skeleton(armature, skeleton):
@@ -404,57 +268,6 @@ def write(armature, output, name="MM_Bake"):
             compat.assign_action(armature, previous)
         raise
     return action
-
-
-def report_text(report):
-    """The summary as a plain-text table."""
-    rows = [
-        ("frames", "%d (%d-%d at %g fps; database %g fps)" % (report["frames"], report["frame_start"],
-                                                             report["frame_end"], report["fps"], report["database_fps"])),
-        ("searches / jumps", "%d / %d" % (report["searches"], report["jumps"])),
-        ("foot locks", "%d" % report["foot_locks"]),
-        ("foot sliding (m, L/R)", "%.3f / %.3f" % (report["foot_sliding_m"]["left"], report["foot_sliding_m"]["right"])),
-        ("toe sliding cm/foot/moving s", "%.2f (raw take %.2f)" % (report["foot_sliding_cm_per_foot_per_moving_s"],
-                                                                  report["raw_foot_sliding_cm_per_foot_per_moving_s"])),
-        ("ankle sliding cm/foot/moving s", "%.2f (raw take %.2f)" % (report["ankle_sliding_cm_per_foot_per_moving_s"],
-                                                                    report["raw_ankle_sliding_cm_per_foot_per_moving_s"])),
-        ("tracking error (m)", "mean %.3f, max %.3f" % (report["tracking_error_mean_m"], report["tracking_error_max_m"])),
-    ]
-    if "contact_sliding_ratio" in report:
-        asked = report.get("facing_error_asked_mean_deg")
-        rows += [
-            ("planted sliding cm/foot/moving s", "%.2f (raw take %.2f, %.2fx)" % (
-                report["contact_sliding_cm_per_foot_per_moving_s"], report["raw_contact_sliding_cm_per_foot_per_moving_s"],
-                report["contact_sliding_ratio"])),
-            ("seed ankle figure m/14.5 s", "%.2f" % report["seed_ankle_sliding_m_per_14_5_s"]),
-            ("facing off travel / asked (deg)", "%.1f / %s" % (report["facing_error_travel_mean_deg"],
-                                                               "-" if asked is None else "%.1f" % asked)),
-        ]
-        hips = report.get("hips_facing_error_asked_mean_deg")
-        if hips is not None:
-            rows.append(("hip joints off asked facing (deg)", "%.1f" % hips))
-        rows += [
-            ("hips to path (m)", "mean %.3f, max %.3f" % (report["hips_tracking_mean_m"], report["hips_tracking_max_m"])),
-        ]
-    rows += [
-        ("match cost", "mean %.3f, max %.3f" % (report["match_cost_mean"], report["match_cost_max"])),
-        ("worst moments", ", ".join("frame %d (%.2f)" % (w["frame"], w["cost"]) for w in report["worst_moments"]) or "-"),
-        ("bake", "%.2f s, %.1fx real time" % (report["bake_seconds"], report["real_time_factor"])),
-    ]
-    width = max(len(k) for k, _ in rows)
-    lines = ["%-*s  %s" % (width, k, v) for k, v in rows]
-    if "size_ratio" in report:
-        lines.append("%-*s  %.3f (onto %s)" % (width, "size ratio", report["size_ratio"],
-                                               report.get("retargeted_onto", "another rig")))
-    lines += ["Warning: %s" % w for w in report.get("warnings", [])]
-    if report.get("note"):
-        lines.append(report["note"])
-    return "\n".join(lines)
-
-
-def json_report(report):
-    """The report without per-frame arrays, for JSON."""
-    return {k: v for k, v in report.items() if k != "per_frame"}
 
 
 # ---------------------------------------------------------------------------
@@ -538,33 +351,30 @@ def write_retargeted(context, target, output, setup, name="MM_Bake"):
                                     offsets=tgt.offsets,
                                     root=0, hips=names.index(tmap["Hips"]), legs=legs)
         _stand_on_soles(target, setup, t_skel, t_locs, t_rots, result, report)
-        yaw = report["per_frame"]["root_yaw"]
+        yaw = report.per_frame.root_yaw
         root_quat = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), yaw)
-        floor = _target_floor(t_skel, t_locs, t_rots, report["per_frame"]["contact"])
+        floor = _target_floor(t_skel, t_locs, t_rots, report.per_frame.contact)
         fset = dataclasses.replace(output.settings, toe_floor=floor)
-        sfps = report["fps"]
+        sfps = report.fps
         t_rots, locked, count, _toes = core_bake.apply_foot_lock(
-            t_skel, t_locs, t_rots, report["per_frame"]["contact"], root_quat, 1.0 / sfps, fset)
-        report["target_foot_locks"] = int(count)
+            t_skel, t_locs, t_rots, report.per_frame.contact, root_quat, 1.0 / sfps, fset)
+        report.target_foot_locks = int(count)
         result.rotations = tf.quat_unroll(t_rots[:, result.keyed], axis=0)
     else:
         warnings.append("the target's legs are not all mapped (hip, knee, ankle, toes), so its feet were not "
                         "planted again")
     world = target_world_joints(setup, result)
     if output.controller_world is not None:
-        track, report["tracking_error_mean_m"], report["tracking_error_max_m"] = metrics.tracking(
-            world["hips"], output.controller_world)
-        report["per_frame"]["tracking_error"] = track
-        report["final_distance_m"] = float(track[-1])
-    report["size_ratio"] = float(setup.plan.scale)
+        report.track_target(world["hips"], output.controller_world)
+    report.size_ratio = float(setup.plan.scale)
     warnings += retarget_checks.result_warnings(target.name, setup.plan.target_height, world,
                                                 output.controller_world)
     warnings = ["Retargeted onto %s: %s." % (target.name, w) for w in warnings]
-    report["warnings"] = list(report.get("warnings", [])) + warnings
+    report.warnings = list(report.warnings) + warnings
     action, _switched = retarget_bridge.write_action(target, setup, result, frames, name)
     _key_figures(action, target, frames, report)
-    report["retargeted_onto"] = target.name
-    target["mm_size_ratio"] = report["size_ratio"]      # shown in the Retarget panel
+    report.retargeted_onto = target.name
+    target["mm_size_ratio"] = report.size_ratio      # shown in the Retarget panel
     return action, warnings
 
 
@@ -577,7 +387,7 @@ def _stand_on_soles(target, setup, t_skel, t_locs, t_rots, result, report):
     from . import retarget as retarget_bridge
 
     above = retarget_bridge.toe_above_soles(target, setup)
-    contacts = report["per_frame"]["contact"]
+    contacts = report.per_frame.contact
     if above is None or not np.any(contacts):
         return
     pose = core_bake.forward_kinematics(t_skel, t_locs, t_rots)
@@ -590,7 +400,7 @@ def _stand_on_soles(target, setup, t_skel, t_locs, t_rots, result, report):
     t_locs[:, hips] += lift
     k = int(np.flatnonzero(result.located == hips)[0])
     result.locations[:, k] += lift / setup.target.scale
-    report["sole_shift_m"] = float(dz)
+    report.sole_shift_m = float(dz)
 
 
 def _target_floor(t_skel, t_locs, t_rots, contacts):
@@ -601,12 +411,12 @@ def _target_floor(t_skel, t_locs, t_rots, contacts):
 
 
 def _key_figures(action, armature, frames, report):
-    per = report["per_frame"]
+    per = report.per_frame
     values = {
-        "mm_match_cost": per["match_cost"], "mm_jump": per["jump"].astype(float),
-        "mm_contact_left": per["contact"][:, 0].astype(float), "mm_contact_right": per["contact"][:, 1].astype(float),
-        "mm_lock_left": per["lock"][:, 0].astype(float), "mm_lock_right": per["lock"][:, 1].astype(float),
-        "mm_tracking_error": per["tracking_error"],
+        "mm_match_cost": per.match_cost, "mm_jump": per.jump.astype(float),
+        "mm_contact_left": per.contact[:, 0].astype(float), "mm_contact_right": per.contact[:, 1].astype(float),
+        "mm_lock_left": per.lock[:, 0].astype(float), "mm_lock_right": per.lock[:, 1].astype(float),
+        "mm_tracking_error": per.tracking_error,
     }
     for key in FIGURES:
         armature[key] = 0.0

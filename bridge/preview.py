@@ -47,7 +47,7 @@ def _simulation(scene):
 
 def start(context, settings=None):
     """Simulate with the scene's bake settings (or ``settings``, a
-    core.bake.BakeSettings) and begin posing; returns the report dict of the
+    core.bake.BakeSettings) and begin posing; returns the BakeReport of the
     simulation."""
     scene = context.scene
     mm = scene.motion_matching

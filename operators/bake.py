@@ -71,16 +71,15 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
     def _finish(self, context, output, target, setup):
         """Key the result, write the report; returns the operator's result."""
         report = output.report
-        if self._note and not report["note"]:
-            report["note"] = self._note
+        if self._note and not report.note:
+            report.note = self._note
         if setup is not None:
             bake_bridge.write_retargeted(context, target, output, setup)   # its warnings join the report's
         else:
             bake_bridge.write(target, output)
         scene = context.scene
-        text = bake_bridge.report_text(report)
-        scene_data.write_text("Motion Matching Bake", text + "\n")
-        data = bake_bridge.json_report(report)
+        scene_data.write_text("Motion Matching Bake", report.to_text() + "\n")
+        data = report.to_json()
         scene.motion_matching.last_bake_report = json.dumps(data)
         if self.report_path:
             try:
@@ -89,10 +88,10 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
             except OSError as ex:
                 self.report({"WARNING"}, "Baked, but cannot write %s: %s." % (self.report_path, ex.strerror or ex))
         self.report({"INFO"}, "Baked %d frames: %d searches, %d jumps, %d foot locks, tracking max %.1f cm, "
-                    "%.1fx real time.%s" % (report["frames"], report["searches"], report["jumps"],
-                                            report["foot_locks"], 100 * report["tracking_error_max_m"],
-                                            report["real_time_factor"], (" " + report["note"]) if report["note"] else ""))
-        for w in report.get("warnings", []):
+                    "%.1fx real time.%s" % (report.frames, report.searches, report.jumps,
+                                            report.foot_locks, 100 * report.tracking_error_max_m,
+                                            report.real_time_factor, (" " + report.note) if report.note else ""))
+        for w in report.warnings:
             self.report({"WARNING"}, w)
         return {"FINISHED"}
 

@@ -39,7 +39,7 @@ class MOTION_MATCHING_OT_toggle_preview(bpy.types.Operator):
         finally:
             wm.progress_end()
         self.report({"INFO"}, "Preview on: %d frames simulated (%d jumps). Play or scrub the timeline."
-                    % (report["frames"], report["jumps"]))
+                    % (report.frames, report.jumps))
         return {"FINISHED"}
 
 

@@ -5,6 +5,7 @@ import json
 import bpy
 
 from ..bridge import bake_props as bake_settings
+from ..core.measure.report import BakeReport
 from .sidebar import SidebarPanel
 
 
@@ -80,30 +81,16 @@ class MOTION_MATCHING_PT_report(SidebarPanel, bpy.types.Panel):
         layout = self.layout
         try:
             r = json.loads(context.scene.motion_matching.last_bake_report)
+            if not isinstance(r, dict):
+                raise ValueError("not a report")
         except ValueError:
             layout.label(text="The last report cannot be read.", icon="ERROR")
             return
+        report = BakeReport.from_json(r)
         col = layout.column(align=True)
-        col.label(text="%d frames, %d searches, %d jumps" % (r["frames"], r["searches"], r["jumps"]))
-        col.label(text="Foot locks: %d" % r["foot_locks"])
-        if "contact_sliding_ratio" in r:
-            col.label(text="Planted sliding: %.1f cm/foot/s (take %.1f, %.2fx)" % (
-                r["contact_sliding_cm_per_foot_per_moving_s"], r["raw_contact_sliding_cm_per_foot_per_moving_s"],
-                r["contact_sliding_ratio"]))
-            col.label(text="Facing off travel: %.1f deg" % r["facing_error_travel_mean_deg"])
-            col.label(text="Hips to path: mean %.1f cm, max %.1f cm" % (
-                100 * r["hips_tracking_mean_m"], 100 * r["hips_tracking_max_m"]))
-        else:
-            col.label(text="Sliding: %.1f cm/foot/s (take %.1f)" % (
-                r["foot_sliding_cm_per_foot_per_moving_s"], r["raw_foot_sliding_cm_per_foot_per_moving_s"]))
-            col.label(text="Tracking: mean %.1f cm, max %.1f cm" % (
-                100 * r["tracking_error_mean_m"], 100 * r["tracking_error_max_m"]))
-        col.label(text="Match cost: mean %.2f, max %.2f" % (r["match_cost_mean"], r["match_cost_max"]))
-        for w in r.get("worst_moments", []):
-            row = col.row()
-            row.label(text="Frame %d: cost %.2f" % (w["frame"], w["cost"]), icon="ERROR")
-        col.label(text="Baked in %.2f s (%.0fx real time)" % (r["bake_seconds"], r["real_time_factor"]))
-        for w in r.get("warnings", []):
+        for text, icon in report.summary_lines():
+            col.label(text=text, icon=icon)
+        for w in report.warnings:
             # The whole sentence is in the text block and report.json; the panel shows what fits.
             layout.label(text=w, icon="ERROR")
 

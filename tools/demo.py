@@ -266,7 +266,7 @@ def main(argv=None):
         call(bpy.ops.motion_matching.bake, report_path=report_path)
         with open(report_path) as fh:
             report = json.load(fh)
-        bridge = __import__(addon_session.MODULE + ".bridge.bake", fromlist=["report_text"])
+        bake_report = __import__(addon_session.MODULE + ".core.measure.report", fromlist=["BakeReport"])
         exports = []
         for fmt, ext in (("BVH", "bvh"), ("GLTF", "glb")):
             path = os.path.join(args.out, "baked.%s" % ext)
@@ -274,7 +274,7 @@ def main(argv=None):
             exports.append(path)
         pictures = render_pictures(args, target, controller)
         bpy.ops.wm.save_as_mainfile(filepath=os.path.join(args.out, "demo.blend"))
-        print(bridge.report_text(report))
+        print(bake_report.BakeReport.from_json(report).to_text())
         print("coverage: %s" % os.path.join(args.out, "coverage.json"))
         for path in exports + pictures + [report_path, os.path.join(args.out, "demo.blend")]:
             print("wrote %s" % path)

@@ -318,8 +318,8 @@ def run(args):
     call(bpy.ops.wm.save_as_mainfile, filepath=os.path.join(os.path.abspath(args.out), "baked.blend"))
     with open(report_path) as fh:
         report = json.load(fh)
-    bake_bridge = __import__(module + ".bridge.bake", fromlist=["report_text"])
-    print(bake_bridge.report_text(report))
+    bake_report = __import__(module + ".core.measure.report", fromlist=["BakeReport"])
+    print(bake_report.BakeReport.from_json(report).to_text())
     print("wrote %s and %s" % (os.path.join(args.out, "baked.blend"), report_path))
     if args.top_view:
         from tools import top_view

@@ -33,7 +33,7 @@ from ..maths import ik
 from ..maths import inertialization as inert
 from . import leg_release as lr
 from . import look_ahead as la
-from ..measure import metrics
+from ..measure import path_metrics
 from ..maths import springs
 from . import stride_warp as sw
 from . import time_warp as twp
@@ -1084,7 +1084,7 @@ TOE_FLOOR_BELOW_PLANTED = 0.01   # m: the toe floor lies this far under the plan
 def toe_floor(toe_heights, contacts):
     """The height toes are kept above: the planted toe height (median over
     contact frames) less 1 cm."""
-    return metrics.planted_height(np.ravel(toe_heights), np.ravel(contacts)) - TOE_FLOOR_BELOW_PLANTED
+    return path_metrics.contact_height(toe_heights, contacts) - TOE_FLOOR_BELOW_PLANTED
 
 
 def leg_points(skeleton, pose):

@@ -1,4 +1,4 @@
-"""The bake report's quality figures and warnings, from joint positions (issue 10).
+"""The bake report's planted figures and warnings, from joint positions.
 
 numpy only. The caller passes world (or armature-space) positions of the hips,
 hip joints, ankles and toes on every frame of the bake, the played data's

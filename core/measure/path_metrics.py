@@ -1,5 +1,5 @@
 """How well a baked character follows a path, measured from joint positions
-alone (issue 10). numpy only: the callers read world positions from the baked
+alone. numpy only: the callers read world positions from the baked
 keys (or any animation) and pass arrays; nothing here knows about the bake.
 
 Conventions: positions in metres, Z up, a character faces -Y at rest; ``fps`` is
@@ -8,12 +8,17 @@ A "step" of an array is the interval between two consecutive samples.
 
 Measures
 --------
-Planted ankle sliding (the main figure). An ankle is planted on a step when it is
-below ``floor + margin`` (``floor``: the take's planted ankle height) at both
-ends and moves slower than ``max_speed``; optionally only where a contact flag
-(the played data's) is set at both ends too. Sliding is the horizontal distance
-a planted ankle travels, per foot (the mean of both) per second of movement
-(steps where the hips move faster than 0.2 m/s horizontally), in centimetres.
+Sliding (the one definition; the bake report, the path benchmark and the tests
+all use :func:`planted` and :func:`ankle_sliding`). A foot (ankle, or toe) is
+planted on a step when it is below ``floor + margin`` (``floor``: the take's
+planted height) at both ends and moves slower than ``max_speed``; optionally only
+where a contact flag (the played data's) is set at both ends too, and only inside
+one piece of ``segments`` (clips: a step between two clips is no step). Sliding
+is the horizontal distance a planted foot travels, per foot (the mean of both)
+per second of movement (steps where the hips move faster than 0.2 m/s
+horizontally), in centimetres. The report's "low foot" figures are the same
+measure with the speed and contact conditions off (``max_speed=None``): a foot
+that is merely low.
 
 The seed write-up's figure: horizontal distance travelled by ankles under 13 cm,
 both feet summed, in metres, scaled to 14.5 s (the length of its run).
@@ -23,6 +28,11 @@ travel direction is the hips' horizontal displacement over a centred window
 (half a second by default: the sway of single steps cancels). Errors are mean
 absolute angles in degrees over the frames moving faster than 0.5 m/s (travel),
 or every frame (an asked facing).
+
+Planted heights: :func:`planted_height` (ankles over the frames whose toe is
+slow) is the floor of the planted measure; :func:`contact_height` (any heights
+over the frames the data flags as contact) is the floor of the low-foot figures
+and of the bake's toe floor.
 
 Frozen glides: stretches longer than 0.5 s in which the hips travel faster than
 0.5 m/s and neither foot changes between planted and not planted (no foot lands
@@ -93,11 +103,23 @@ def horizontal_steps(points):
     return np.linalg.norm(np.diff(p[..., :2], axis=0), axis=-1)
 
 
-def moving_seconds(hips, fps, speed=MOVING_SPEED):
-    """Seconds (steps / fps) in which the hips move faster than ``speed`` horizontally."""
+def _same_segment(segments, T):
+    """(T-1,) bool: the step joins two samples of one segment (all True without ``segments``)."""
+    if segments is None:
+        return np.ones(T - 1, dtype=bool)
+    seg = np.asarray(segments)
+    if seg.shape != (T,):
+        raise PathMetricsError("The segments must give one id per sample (%d, got %s)." % (T, seg.shape))
+    return seg[1:] == seg[:-1]
+
+
+def moving_seconds(hips, fps, speed=MOVING_SPEED, segments=None):
+    """Seconds (steps / fps) in which the hips move faster than ``speed``
+    horizontally (steps between two ``segments`` not counted)."""
     hips = _points(hips, 2, "hips")
     fps = _rate(fps)
-    return float(np.count_nonzero(horizontal_steps(hips) * fps > speed) / fps)
+    moving = (horizontal_steps(hips) * fps > speed) & _same_segment(segments, len(hips))
+    return float(np.count_nonzero(moving) / fps)
 
 
 def planted_height(ankles, toes, fps, contact_speed=CONTACT_SPEED):
@@ -108,16 +130,27 @@ def planted_height(ankles, toes, fps, contact_speed=CONTACT_SPEED):
     toes = _points(toes, 3, "toes")
     v = np.gradient(toes, axis=0) * _rate(fps)
     contact = np.linalg.norm(v, axis=-1) < contact_speed
-    z = ankles[..., 2]
-    return float(np.median(z[contact])) if contact.any() else float(np.median(z))
+    return contact_height(ankles[..., 2], contact)
 
 
-def planted(ankles, fps, floor, margin=PLANT_MARGIN, max_speed=PLANT_MAX_SPEED, contacts=None):
+def contact_height(heights, contacts):
+    """The median of ``heights`` over the samples flagged in ``contacts`` (the
+    same shape; all samples when none is)."""
+    h = np.ravel(np.asarray(heights, dtype=np.float64))
+    c = np.ravel(np.asarray(contacts, dtype=bool))
+    return float(np.median(h[c])) if c.any() else float(np.median(h))
+
+
+def planted(ankles, fps, floor, margin=PLANT_MARGIN, max_speed=PLANT_MAX_SPEED, contacts=None, segments=None):
     """(T-1, 2) bool: each foot planted on each step (see the module docstring).
-    ``contacts`` (T, 2) bool, optional: also require the flag at both ends."""
+    ``max_speed`` None: no speed condition; ``contacts`` (T, 2) bool, optional:
+    also require the flag at both ends; ``segments`` (T,), optional: only steps
+    inside one segment."""
     ankles = _points(ankles, 3, "ankles")
     low = ankles[..., 2] < floor + margin
-    out = low[1:] & low[:-1] & (step_speeds(ankles, _rate(fps)) < max_speed)
+    out = low[1:] & low[:-1] & _same_segment(segments, len(ankles))[:, None]
+    if max_speed is not None:
+        out &= step_speeds(ankles, _rate(fps)) < max_speed
     if contacts is not None:
         c = np.asarray(contacts, dtype=bool)
         if c.shape != ankles.shape[:2]:
@@ -127,14 +160,16 @@ def planted(ankles, fps, floor, margin=PLANT_MARGIN, max_speed=PLANT_MAX_SPEED, 
     return out
 
 
-def ankle_sliding(ankles, hips, fps, floor, margin=PLANT_MARGIN, max_speed=PLANT_MAX_SPEED, contacts=None):
-    """Planted ankle sliding: metres per foot, moving seconds, and centimetres
-    per foot (mean of both) per moving second."""
+def ankle_sliding(ankles, hips, fps, floor, margin=PLANT_MARGIN, max_speed=PLANT_MAX_SPEED, contacts=None,
+                  segments=None):
+    """Planted sliding of ``ankles`` (or toes) (T, 2, 3) along ``hips`` (T, 3):
+    metres per foot, moving seconds, and centimetres per foot (mean of both)
+    per moving second (see :func:`planted` for the options)."""
     ankles = _points(ankles, 3, "ankles")
     _same_length(ankles=ankles, hips=_points(hips, 2, "hips"))
-    mask = planted(ankles, fps, floor, margin, max_speed, contacts)
+    mask = planted(ankles, fps, floor, margin, max_speed, contacts, segments)
     slide = np.where(mask, horizontal_steps(ankles), 0.0).sum(axis=0)
-    moving = moving_seconds(hips, fps)
+    moving = moving_seconds(hips, fps, segments=segments)
     per = 100.0 * float(slide.mean()) / moving if moving > 0 else 0.0
     return {"left_m": float(slide[0]), "right_m": float(slide[1]), "moving_s": moving,
             "cm_per_foot_per_moving_s": per, "planted_s": float(mask.sum() / fps / 2.0)}

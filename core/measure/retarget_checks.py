@@ -1,4 +1,4 @@
-"""Checks of a retarget's result in world space (issue 9): a rig whose object
+"""Checks of a retarget's result in world space: a rig whose object
 tilt, scale or bone conventions were misread shows it here, as hips at the
 wrong height for its size, a character that does not stand upright, or hips
 that do not follow the controller. Each finding is one sentence naming what

@@ -98,7 +98,7 @@ def test_no_pops_and_determinism(take_on_path, bake):
     obj, _ = take_on_path(fps=60)
     bake()
     compat = H.addon_module("bridge.compat")
-    metrics = H.addon_module("core.measure.metrics")
+    pm = H.addon_module("core.measure.path_metrics")
     store = H.addon_module("bridge.database_store")
 
     def keys(action):
@@ -108,10 +108,10 @@ def test_no_pops_and_determinism(take_on_path, bake):
     first = keys(obj.animation_data.action)
     database = store.load(bpy.context.scene)
     names = database.skeleton.names
-    raw = metrics.largest_rotation_steps(np.asarray(database.poses.rotations, dtype=np.float64))
+    raw = pm.rotation_steps(np.asarray(database.poses.rotations, dtype=np.float64)).max(axis=0)
     baked = np.stack([np.column_stack([first[('pose.bones["%s"].rotation_quaternion' % n, k)][:, 1]
                                        for k in range(4)]) for n in names], axis=1)
-    steps = metrics.largest_rotation_steps(baked)
+    steps = pm.rotation_steps(baked).max(axis=0)
     root = names.index("Root")
     for j, name in enumerate(names):
         if j == root:

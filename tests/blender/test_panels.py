@@ -96,3 +96,27 @@ def test_a_typo_is_caught():
     with pytest.raises(AssertionError):
         _check([("operator_prop", ("motion_matching.export_baked", "fromat"), {})])
     _check([("operator_prop", ("motion_matching.export_baked", "format"), {})])
+
+
+def _report_labels():
+    log = []
+    cls = bpy.types.MOTION_MATCHING_PT_report
+    stand_in = type("PanelStandIn", (), {"layout": Recorder(log), "bl_label": cls.bl_label})()
+    cls.draw(stand_in, bpy.context)
+    return [kwargs.get("text") for kind, _args, kwargs in log if kind == "label"]
+
+
+def test_the_report_panel_draws_one_shape():
+    """A stored report that lacks the planted figures (a rig without leg chains,
+    or an older report) draws the same lines, with '-' for what was not measured."""
+    mm = bpy.context.scene.motion_matching
+    mm.last_bake_report = '{"frames": 3, "searches": 1, "jumps": 0, "warnings": ["Look here."]}'
+    labels = _report_labels()
+    assert "Planted sliding: - cm/foot/s (take -, -x)" in labels and "Look here." in labels
+    mm.last_bake_report = ('{"frames": 3, "contact_sliding_cm_per_foot_per_moving_s": 1.25, '
+                           '"raw_contact_sliding_cm_per_foot_per_moving_s": 2.5, "contact_sliding_ratio": 0.5}')
+    full = _report_labels()
+    assert "Planted sliding: 1.2 cm/foot/s (take 2.5, 0.50x)" in full and len(full) == len(labels) - 1
+    mm.last_bake_report = "[1, 2]"
+    assert _report_labels() == ["The last report cannot be read."]
+    mm.last_bake_report = ""

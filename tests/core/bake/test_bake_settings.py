@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from core.bake import pipeline as bake
-from core.measure import metrics
+from core.measure.joints import Take
+from core.measure.report import low_foot_sliding
 
 UNITS = {None, "time", "length", "velocity", "angle", "factor"}
 
@@ -51,10 +52,13 @@ def test_sliding_report_measures_take_and_bake_alike():
     toes[:, :, 2] = np.where(rng.random((T, 2)) < 0.5, 0.03, 0.2)
     ankles = toes + [0.0, 0.05, 0.08]
     contacts = toes[:, :, 2] < 0.1
-    r = metrics.sliding_report(toes, ankles, root, toes, ankles, root, contacts, 60.0)
+    take = Take(clip_offsets=np.array([0, T]), clip_fps=np.array([60.0]), mirrored=np.zeros(1, bool),
+                clip_index=np.zeros(T, np.int64), contacts=contacts, toe_positions=toes, foot_positions=ankles,
+                root_positions=root, root_quats=None, pose_locations=None, pose_rotations=None)
+    r = low_foot_sliding(take, toes, ankles, root, 60.0)
     assert r["foot_sliding_m"] == r["raw_foot_sliding_m"] and r["foot_sliding_m"]["left"] > 0
     assert r["ankle_sliding_cm_per_foot_per_moving_s"] == r["raw_ankle_sliding_cm_per_foot_per_moving_s"]
     assert r["planted_toe_height_m"] == pytest.approx(0.03)
     assert r["moving_s"] == pytest.approx((T - 1) / 60.0)
-    none = metrics.sliding_report(None, None, root, toes, ankles, root, contacts, 60.0)
+    none = low_foot_sliding(take, None, None, root, 60.0)
     assert none["foot_sliding_m"] == {"left": 0.0, "right": 0.0} and none["raw_foot_sliding_m"]["left"] > 0

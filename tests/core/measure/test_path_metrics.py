@@ -269,3 +269,23 @@ def test_lowest_toe():
 def test_bad_arrays_are_refused_with_a_sentence(call, match):
     with pytest.raises(MotionMatchingError, match=match):
         call()
+
+
+def test_steps_between_segments_are_not_counted():
+    """A jump between two clips (segments) is neither sliding nor movement."""
+    T = 20
+    hips = np.zeros((T, 3))
+    hips[:, 1] = -np.arange(T) * 0.02           # 1.2 m/s at 60 fps
+    ankles = np.zeros((T, 2, 3)) + [0.0, 0.0, 0.08]
+    ankles[10:, :, 0] += 0.5                    # the second clip starts half a metre aside
+    hips[10:, 0] += 0.5
+    seg = np.repeat([0, 1], 10)
+    whole = pm.ankle_sliding(ankles, hips, 60.0, 0.08, max_speed=None)
+    split = pm.ankle_sliding(ankles, hips, 60.0, 0.08, max_speed=None, segments=seg)
+    assert whole["left_m"] == pytest.approx(0.5) and split["left_m"] == 0.0
+    assert split["moving_s"] == pytest.approx(whole["moving_s"] - 1 / 60.0)
+    assert pm.planted(ankles, 60.0, 0.08, max_speed=None, segments=seg)[:, 0].tolist() == [True] * 9 + [False] + [True] * 9
+    # With the speed condition on, the 30 m/s jump is not planted either.
+    assert not pm.planted(ankles, 60.0, 0.08)[9].any()
+    with pytest.raises(pm.PathMetricsError):
+        pm.planted(ankles, 60.0, 0.08, segments=seg[:5])
