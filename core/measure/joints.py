@@ -11,7 +11,7 @@ import numpy as np
 from ..bake import pipeline as core_bake
 from ..errors import MotionMatchingError
 from ..maths.resample import resample
-from ..skeleton import humanoid
+from ..skeleton import humanoid_map
 from . import path_metrics as pm
 from .bake_quality import Joints
 
@@ -54,7 +54,7 @@ def upper_arms(skeleton):
     J = len(skeleton.names)
     rest = core_bake.forward_kinematics(skeleton, np.zeros((1, J, 3)), np.tile([1.0, 0.0, 0.0, 0.0], (1, J, 1)))
     try:
-        mapping = humanoid.auto_map(list(skeleton.names), np.asarray(skeleton.parents), rest[0, :, :3, 3])
+        mapping = humanoid_map.auto_map(list(skeleton.names), np.asarray(skeleton.parents), rest[0, :, :3, 3])
     except MotionMatchingError:
         return None
     arms = [mapping.get(j) for j in ("LeftUpperArm", "RightUpperArm")]
