@@ -20,8 +20,8 @@ dips).
 
 import numpy as np
 
-from ..maths import transforms as tf
-from ..maths.springs import decay_spring
+from ...maths import transforms as tf
+from ...maths.springs import decay_spring
 
 
 def floor_lift(need, rate):
