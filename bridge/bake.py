@@ -203,14 +203,14 @@ def run_steps(context, controller, armature, settings, tag_query="", frame_start
         db, np.asarray(arrays["pose_locations"]), np.asarray(arrays["pose_rotations"]), skeleton,
         ctrl, facing, settings=settings, allowed=allowed, index=search_index(db, arrays),
         root_positions=np.asarray(arrays["root_positions"]), root_quats=np.asarray(arrays["root_quats"]),
-        toe_speeds=toe_speeds(db, arrays) if settings.lock_on_data else None, playable=playable)
+        toe_speeds=toe_speeds(db, arrays) if settings.foot_lock.lock_on_data else None, playable=playable)
     frames = np.arange(fs, fe + 1, dtype=np.float64)
     times = (frames - fs) / sfps
     locs, rots = core_bake.resample(result, times)
     sim_seconds = time.perf_counter() - t0
     report = figures(db, arrays, skeleton, result, frames, times, sfps, fps, sim_seconds, path_scale)
     report.update(quality(db, arrays, skeleton, result, frames, times, sfps, locs, rots, allowed,
-                          facing if settings.use_facing else None, path_scale))
+                          facing if settings.strafe.enabled else None, path_scale))
     report["note"] = note
     ctrl_frames = np.column_stack([np.interp(frames, sim_frames, ctrl_world[:, k]) for k in range(3)])
     return BakeOutput(result=result, frames=frames, times=times, locations=locs, rotations=rots,
