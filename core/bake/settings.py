@@ -258,7 +258,8 @@ class LegSettings:
     LABEL: ClassVar[str] = "Legs"
 
     # Leg IK never straightens a knee beyond this bend (or the animation's own, if straighter); 0: straight.
-    knee_min_bend: float = float(np.radians(15.0))
+    # 15 degrees rounded to single precision, as the scene setting it once was held it (same keys).
+    knee_min_bend: float = float(np.float32(np.radians(15.0)))
     # A toe that would dip under the floor is lifted by at most this speed (m/s); 0: at once by the depth.
     toe_floor_rate: float = 0.25
 

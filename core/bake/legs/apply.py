@@ -65,7 +65,7 @@ def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, spe
 
 def lock_in_joint_space(legs, side, locs, rots, locked, heading, dt, settings):
     """Foot lock of one leg with the release blended in the leg's joint rotations
-    (core.bake.leg_release): each lock pins the toe where the leg is on its first
+    (core.bake.legs.leg_release): each lock pins the toe where the leg is on its first
     step (as if still free) and holds it by IK; after it, the IK's correction of
     thigh, shin and foot decays to the animation. ``rots`` changes in place.
     Each release needs only its lock's last two steps solved, so the rest of
@@ -105,7 +105,7 @@ def lock_in_joint_space(legs, side, locs, rots, locked, heading, dt, settings):
 
 def lift_toes(skeleton, locs, rots, root_quat, floor, rate, min_bend=0.0):
     """Toes kept above ``floor`` (None: none) by IK lifts that change by at most
-    ``rate`` metres a step (0: exactly the depth, core.bake.leg_release.floor_lift).
+    ``rate`` metres a step (0: exactly the depth, core.bake.legs.leg_release.floor_lift).
     ``rots`` changes in place; returns the toes (S, 2, 3)."""
     pose = forward_kinematics(skeleton, locs, rots)
     toes, _ = leg_points(skeleton, pose)
@@ -125,7 +125,7 @@ def lift_toes(skeleton, locs, rots, root_quat, floor, rate, min_bend=0.0):
 
 
 def warp_strides(skeleton, locs, rots, root_quat, played, row_steps, dt, min_bend=0.0, rate=0.0):
-    """Stride warping (core.bake.stride_warp): the legs' IK scales each step along
+    """Stride warping (core.bake.legs.stride_warp): the legs' IK scales each step along
     the data's travel by the root's travel over the data's (in place); the
     scale changes by at most ``rate`` a second (0: no limit)."""
     k, u = sw.stride_scale(played.root_pos, sw.data_travel(played.root_pos, played.root_yaw, row_steps,

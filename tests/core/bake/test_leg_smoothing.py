@@ -1,4 +1,4 @@
-"""Smooth legs around foot locks and stride warping (issue 10, items 1-2 and
+"""Smooth legs around foot locks and stride warping (and
 the rotation-change figure): on a small synthetic skeleton, a released foot
 does not fold the knee in a few frames, a toe the floor lifts rises gradually,
 a stride warp keeps a planted toe planted while the root outruns the data, and

@@ -1,4 +1,4 @@
-"""Feet planted from the played data (issue 10, item 4): a foot the data calls
+"""Feet planted from the played data: a foot the data calls
 in contact holds its place and heading while the root is dragged, on a small
 synthetic skeleton; and the report's warnings from core.measure.bake_quality."""
 

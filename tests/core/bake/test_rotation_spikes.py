@@ -1,4 +1,4 @@
-"""The largest per-frame joint rotation change (issue 10's "rot x"): the three
+"""The largest per-frame joint rotation change (the bench's "rot x"): the three
 causes of spikes the path suite showed, each held to the data's own pace.
 
 - The leg IK bent a nearly straight knee the wrong way (and back a few frames
