@@ -43,6 +43,7 @@ import numpy as np
 
 from ..maths import springs
 
+
 @dataclass(frozen=True)
 class LookAheadTuning:
     """The look-ahead's cost terms and limits (tuned on the path suite; not shown to users).
@@ -67,10 +68,9 @@ class LookAheadTuning:
 
 
 TUNING = LookAheadTuning()
-T = TUNING
+T = TUNING      # short, for the cost formulas below
 # The matcher's candidate selection (core.bake.matching) reads these by name.
-CANDIDATES, JUMP_COST, MARGIN_SCALE, TURN_RATE = (TUNING.candidates, TUNING.jump_cost, TUNING.margin_scale,
-                                                  TUNING.heading_mend_rate)
+CANDIDATES, JUMP_COST, MARGIN_SCALE = TUNING.candidates, TUNING.jump_cost, TUNING.margin_scale
 
 
 def _run_ahead(db, allowed):
