@@ -1,5 +1,5 @@
 """The path suite: bake every path of samples/paths (and the built-in showcase)
-on the sample take and measure the result from the baked keys (issue 10).
+on the sample take and measure the result from the baked keys.
 
 Run from the repository root (tools/ and core/ are imported as packages):
 
@@ -21,9 +21,10 @@ fractional frames). Beside them, the bake report's own figures and the
 difference. One bake per row and variant (bakes are deterministic); the
 real-time factor is the report's, so it moves with the machine's load.
 
-Every row is baked twice: "before", with the bake options of :data:`BEFORE`
-(issue 10's new behaviour turned off: the greedy bake without warping), and
-"after", with the defaults; both tables are printed, then issue 10's "Done
+Every row is baked twice: "before", with the core settings of :data:`BEFORE`
+(the last round's behaviour turned off: the greedy bake without warping), baked
+through bridge.bake_job as the operator bakes, and "after", with
+``motion_matching.bake``'s defaults; both tables are printed, then the "Done
 when" checks of every row (bench/done_when.py).
 """
 
@@ -47,8 +48,8 @@ SUITE = ("showcase", "figure8", "zigzag", "walk_stand_walk", "slow_circle", "run
 WALK_PATHS = ("walk_stand_walk", "slow_circle", "figure8")
 CHECK_FRAMES = 4          # frames per bake compared with frame_set
 
-# The bake before issue 10: options of motion_matching.bake that turn its new
-# behaviour off (each new knob of the issue adds its "off" value here).
+# The bake before the last round: core settings (flat names of core.bake.settings,
+# most of them core-only, not operator options) that turn its behaviour off.
 BEFORE = {
     "lock_on_contact": False,      # feet planted from the data
     "unlock_distance": 0.2,        # its default before
@@ -65,7 +66,7 @@ BEFORE = {
     "turn_like_data": False,       # corrections may turn the root faster than the data's fastest turn
     "stride_warp_rate": 0.0,       # no limit on the stride warp's change (it was off anyway)
 }
-# ... and the database as it was built before issue 10 (options of motion_matching.build_database).
+# ... and the database as it was built before the last round (options of motion_matching.build_database).
 BEFORE_BUILD = {
     "mirror_takes": False,         # no mirror images of the takes
 }
@@ -107,14 +108,14 @@ def setup(walk_query, mirror_takes=None):
     return obj, obj.animation_data.action, db, walk_s
 
 
-def check_options(options):
-    """Refuse bake options the operator does not accept (a knob renamed or gone)."""
-    import bpy
+def check_settings(settings):
+    """Refuse core settings the bake does not have (a setting renamed or gone)."""
+    from tools import path_measure
 
-    known = set(bpy.ops.motion_matching.bake.get_rna_type().properties.keys())
-    unknown = sorted(set(options) - known)
+    known = path_measure.addon("core.bake.settings").flat_names()
+    unknown = sorted(set(settings) - set(known))
     if unknown:
-        sys.exit("BEFORE names options motion_matching.bake does not accept: %s" % ", ".join(unknown))
+        sys.exit("BEFORE names settings core.bake.settings does not have: %s" % ", ".join(unknown))
 
 
 def raw_motion(obj, action, db, fps):
@@ -133,8 +134,9 @@ def raw_motion(obj, action, db, fps):
 
 
 def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp, variant="after", options=None):
-    """Bake one path at one rate with bake ``options`` (operator keywords over the
-    defaults) on the scene's database; returns the measured row."""
+    """Bake one path at one rate on the scene's database: with ``options`` (core
+    settings over the scene's) through bridge.bake_job, or with none by the
+    operator, as a user bakes; returns the measured row."""
     import bpy
     import numpy as np
 
@@ -157,11 +159,15 @@ def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp, variant="a
     report_path = os.path.join(tmp, "report.json")
     t0 = time.perf_counter()
     options = dict(options or {})
-    result = ops.bake(controller=ctrl.name, armature=obj.name, use_facing=scenario.has_facing,
-                      tag_query=tag_query, report_path=report_path, **options)
-    wall = time.perf_counter() - t0
-    if result != {"FINISHED"}:
+    if options:
+        settings = path_measure.addon("bridge.bake_props").to_core(scene.motion_matching.bake_settings).replaced(
+            use_facing=scenario.has_facing, **options)
+        path_measure.addon("bridge.bake_job").bake(bpy.context, settings, report_path=report_path,
+                                                   controller=ctrl.name, armature=obj.name, tag_query=tag_query)
+    elif ops.bake(controller=ctrl.name, armature=obj.name, use_facing=scenario.has_facing, tag_query=tag_query,
+                  report_path=report_path) != {"FINISHED"}:
         raise RuntimeError("bake of %s did not finish" % name)
+    wall = time.perf_counter() - t0
     with open(report_path) as fh:
         report = json.load(fh)
     action = obj.animation_data.action
@@ -278,7 +284,7 @@ def agreement(rows):
 
 
 def comparison(rows):
-    """Where the report and the measurement disagree (issue 10 item 5)."""
+    """Where the report and the measurement disagree."""
     out = ["report vs measured (same bake): report / measured (difference)",
            "%-16s %-7s %3s  %-22s %-12s %-20s %-11s %-9s %-9s %s" % (
                "path", "db", "fps", "ankle cm/foot/s", "ratio", "tracking max cm", "mean cm", "toe ratio",
@@ -304,7 +310,7 @@ def comparison(rows):
 
 
 def checks_table(rows):
-    """Issue 10's Done-when checks, PASS/FAIL per row and check, and per variant
+    """The Done-when checks, PASS/FAIL per row and check, and per variant
     how many rows pass each."""
     head = "%-16s %-7s %3s %-6s " % ("path", "db", "fps", "bake") + " ".join(
         "%-*s" % (max(4, len(c)), c) for c in done_when.CHECKS)
@@ -370,7 +376,7 @@ def print_results(args, rows, floor, raw60, walk_s, worst_check):
     print("bulk positions vs frame_set: largest difference %.2g m over %d frames per bake (limit %g)"
           % (worst_check, CHECK_FRAMES, CHECK_TOLERANCE))
     after_db = "the add-on's default" if args.mirror_takes is None else "mirror_takes=%s" % args.mirror_takes
-    for variant, what in (("before", "bake options %s; database %s" % (
+    for variant, what in (("before", "core settings %s; database %s" % (
                               ", ".join("%s=%s" % kv for kv in BEFORE.items()),
                               ", ".join("%s=%s" % kv for kv in BEFORE_BUILD.items()))),
                           ("after", "the bake's defaults; database %s" % after_db)):
@@ -401,7 +407,7 @@ def main():
     ap.add_argument("--walk-query", default="walk",
                     help="tag query of the walking-only database ('' skips those rows; default 'walk')")
     ap.add_argument("--no-before", dest="before", action="store_false",
-                    help="bake only with the defaults (not also with the options of BEFORE)")
+                    help="bake only with the defaults (not also with the settings of BEFORE)")
     ap.add_argument("--mirror-takes", action=argparse.BooleanOptionalAction, default=None,
                     help="the after bakes' database with Mirror Takes on or off (default: the add-on's default; "
                          "the before bakes use BEFORE_BUILD)")
@@ -413,7 +419,7 @@ def main():
 
     from core.measure import path_metrics as pm
 
-    check_options(BEFORE)
+    check_settings(BEFORE)
     obj, raw_action, db, walk_s = setup(args.walk_query, args.mirror_takes)
     raw60 = raw_motion(obj, raw_action, db, float(db.clip_fps[0]))
     floor = pm.planted_height(raw60.ankles, raw60.toes, raw60.fps)

@@ -104,7 +104,7 @@ def mark(value):
 
 
 LEGEND = """\
-Done-when checks (issue 10): c ratio <= %.1f (strafe %.1f); seed < %.2f m per 14.5 s (showcase only); facing: mean
+Done-when checks: c ratio <= %.1f (strafe %.1f); seed < %.2f m per 14.5 s (showcase only); facing: mean
   degrees off travel <= %.0f, off the asked facing on the strafe (upper body); glides warned: every frozen glide the
   bench counts lies in frames a report warning names; rot x <= %.1f; toe >= %+.0f cm; hips max <= clamp + %.0f cm;
   report: its contact sliding, ratio, seed figure and facing within %.0f%% of the measured, hips max within %.0f cm;

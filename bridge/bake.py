@@ -199,7 +199,7 @@ def run_steps(context, controller, armature, settings, tag_query="", frame_start
         db, database.poses.locations, database.poses.rotations, skeleton,
         ctrl, facing, settings=settings, allowed=allowed, index=search_index(database),
         root_positions=database.root.positions, root_quats=database.root.quats,
-        toe_speeds=toe_speeds(database) if settings.lock_on_data else None, playable=playable)
+        toe_speeds=toe_speeds(database) if settings.foot_lock.lock_on_data else None, playable=playable)
     frames = np.arange(fs, fe + 1, dtype=np.float64)
     times = (frames - fs) / sfps
     x = sample_positions(times, result.dt, len(result.rows))
@@ -207,7 +207,7 @@ def run_steps(context, controller, armature, settings, tag_query="", frame_start
     sim_seconds = time.perf_counter() - t0
     report = bake_report.measure_bake(
         take_of(database), skeleton, result, bake_report.BakeFrames(frames, times, sfps, locs, rots), allowed,
-        facing if settings.use_facing else None, sim_seconds, path_scale,
+        facing if settings.strafe.enabled else None, sim_seconds, path_scale,
         cache=lambda key, make: database_store.derived(db, key, make))
     report.note = note
     ctrl_frames = np.column_stack([np.interp(frames, sim_frames, ctrl_world[:, k]) for k in range(3)])

@@ -1,17 +1,20 @@
-"""The bake's settings in Blender, made from ``core.bake.BakeSettings``.
+"""The bake's settings in Blender, made from ``core.bake.settings``.
 
-Each knob of the dataclass (``core.bake.knobs``) becomes a Blender property
-with its label, description, bounds and unit: on the scene
-(``scene.motion_matching.bake_settings``, drawn by the Bake panel and read by
-the bake and the live preview) and on the bake operator, where an option given
-by a script overrides the scene's value. :func:`to_core` is the one way back
-to a ``BakeSettings``.
+Each knob of the stage dataclasses (``core.bake.settings.knobs``) becomes a
+Blender property with its label, description, bounds and unit: on the scene
+(``scene.motion_matching.bake_settings``, one flat group drawn by the Bake
+panel's stage sub-panels and read by the bake and the live preview) and on the
+bake operator, where an option given by a script overrides the scene's value.
+:func:`to_core` is the one way back to a ``BakeSettings``; core-only fields
+keep their defaults there (the benchmark changes them on the core settings).
 """
+
+from dataclasses import dataclass
 
 import bpy
 from bpy.props import BoolProperty, FloatProperty, IntProperty
 
-from ..core.bake.pipeline import BakeSettings, knobs
+from ..core.bake.settings import BakeSettings, knobs, stage_classes
 
 # How core's units show in Blender.
 _UNITS = {
@@ -70,7 +73,32 @@ def to_core(settings, operator=None):
         if operator is not None and operator.properties.is_property_set(k.ui_name):
             source = operator
         values[k.name] = getattr(source, k.ui_name)
-    return BakeSettings(**values)
+    return BakeSettings.of(**values)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """How the Bake panel shows one stage: its label, its enable switch's property
+    (None: always on), the properties shown, those in its Advanced sub-panel."""
+
+    name: str
+    label: str
+    switch: str
+    shown: tuple
+    advanced: tuple
+
+
+def stages():
+    """The stages that have knobs, in the bake's order (:class:`Stage`)."""
+    out = []
+    for name, cls in stage_classes().items():
+        own = [k for k in knobs() if k.stage == name]
+        if not own:
+            continue
+        switch = next((k.ui_name for k in own if k.is_switch), None)
+        out.append(Stage(name, cls.LABEL, switch, tuple(k.ui_name for k in own if not k.is_switch and not k.advanced),
+                         tuple(k.ui_name for k in own if k.advanced)))
+    return out
 
 
 def fill_unset(operator, settings):

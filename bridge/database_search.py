@@ -22,8 +22,8 @@ def bake_rows(database, query_text, settings):
     (it searches again as soon as the row playing is not one of them). Under the
     strict rule both are the strict rows; otherwise the query's frames are
     playable and those with the lead searchable."""
-    if settings.strict_tag_query:
+    if settings.tags.strict_tag_query:
         rows = allowed_rows(database, query_text, strict=True)
         return rows, rows
-    return (allowed_rows(database, query_text, ahead_s=settings.tag_query_ahead),
+    return (allowed_rows(database, query_text, ahead_s=settings.tags.tag_query_ahead),
             allowed_rows(database, query_text))

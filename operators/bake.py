@@ -1,6 +1,5 @@
 """motion_matching.bake: motion matching along the controller, baked to keys."""
 
-import json
 import time
 
 import bpy
@@ -8,14 +7,14 @@ from bpy.props import FloatProperty, IntProperty, StringProperty
 
 from ..core.bake.pipeline import run_to_end
 from ..core.errors import MotionMatchingError
-from ..bridge import bake as bake_bridge, bake_props as bake_settings, scene_data
+from ..bridge import bake_job, bake_props as bake_settings
 
 
 @bake_settings.with_knobs(options={"SKIP_SAVE"})
 class MOTION_MATCHING_OT_bake(bpy.types.Operator):
     """Simulate motion matching along the controller over the frame range and key the result on the armature"""
 
-    # Besides the options below, one option per knob of core.bake.BakeSettings
+    # Besides the options below, one option per knob of core.bake.settings
     # (bake_settings.with_knobs): given, it overrides the scene's bake setting.
 
     bl_idname = "motion_matching.bake"
@@ -49,44 +48,18 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         return bake_settings.to_core(context.scene.motion_matching.bake_settings, self)
 
     def _start(self, context):
-        """Check the input and return (steps generator, target, setup)."""
-        scene = context.scene
-        fs = self.frame_start or scene.frame_start
-        fe = self.frame_end or scene.frame_end
-        query = self.tag_query or scene.motion_matching.tag_query
-        ctrl = bake_bridge.controller_object(context, self.controller)
-        target = bake_bridge.bake_target(context, self.armature)
-        database = bake_bridge.ensure_database(context)
-        motion_database, note = database
-        setup = None
-        if bake_bridge.needs_retarget(target, bake_bridge.skeleton_of(motion_database)):
-            setup = bake_bridge.retarget_setup(context, target, self.scale or None)
-        steps = bake_bridge.run_steps(context, ctrl, target, self.settings(context), tag_query=query, frame_start=fs,
-                                      frame_end=fe, path_scale=setup.plan.scale if setup else 1.0,
-                                      to_bake=bake_bridge.controller_matrix(setup) if setup else None,
-                                      database=database)
-        self._note = note
-        return steps, target, setup
+        """Check the input and return the bake job (bridge.bake_job)."""
+        return bake_job.start(context, self.settings(context), controller=self.controller, armature=self.armature,
+                              frame_start=self.frame_start, frame_end=self.frame_end, tag_query=self.tag_query,
+                              scale=self.scale)
 
-    def _finish(self, context, output, target, setup):
+    def _finish(self, context, output, job):
         """Key the result, write the report; returns the operator's result."""
-        report = output.report
-        if self._note and not report.note:
-            report.note = self._note
-        if setup is not None:
-            bake_bridge.write_retargeted(context, target, output, setup)   # its warnings join the report's
-        else:
-            bake_bridge.write(target, output)
-        scene = context.scene
-        scene_data.write_text("Motion Matching Bake", report.to_text() + "\n")
-        data = report.to_json()
-        scene.motion_matching.last_bake_report = json.dumps(data)
+        report, data = bake_job.finish(context, job, output)
         if self.report_path:
-            try:
-                with open(bpy.path.abspath(self.report_path), "w") as fh:
-                    json.dump(data, fh, indent=2)
-            except OSError as ex:
-                self.report({"WARNING"}, "Baked, but cannot write %s: %s." % (self.report_path, ex.strerror or ex))
+            error = bake_job.write_json(self.report_path, data)
+            if error:
+                self.report({"WARNING"}, "Baked, but cannot write %s: %s." % (self.report_path, error))
         self.report({"INFO"}, "Baked %d frames: %d searches, %d jumps, %d foot locks, tracking max %.1f cm, "
                     "%.1fx real time.%s" % (report.frames, report.searches, report.jumps,
                                             report.foot_locks, 100 * report.tracking_error_max_m,
@@ -101,9 +74,9 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         frame = scene.frame_current
         wm.progress_begin(0, 100)
         try:
-            steps, target, setup = self._start(context)
-            output = run_to_end(steps, lambda f: wm.progress_update(int(100 * f)))
-            return self._finish(context, output, target, setup)
+            job = self._start(context)
+            output = run_to_end(job.steps, lambda f: wm.progress_update(int(100 * f)))
+            return self._finish(context, output, job)
         except MotionMatchingError as ex:
             self.report({"ERROR"}, str(ex))
             return {"CANCELLED"}
@@ -140,7 +113,8 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         self._frame = context.scene.frame_current
         self._timer = None
         self._fraction = 0.0
-        self._steps, self._target_obj, self._setup = self._start(context)
+        self._job = self._start(context)
+        self._steps = self._job.steps
 
     def _stop(self, context):
         wm = context.window_manager
@@ -171,7 +145,7 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         except StopIteration as done:
             self._stop(context)
             try:
-                return self._finish(context, done.value, self._target_obj, self._setup)
+                return self._finish(context, done.value, self._job)
             except MotionMatchingError as ex:
                 self.report({"ERROR"}, str(ex))
                 return {"CANCELLED"}

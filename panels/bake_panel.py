@@ -22,27 +22,73 @@ class MOTION_MATCHING_PT_bake(SidebarPanel, bpy.types.Panel):
         layout.use_property_split = True
         layout.prop(settings, "controller")
         layout.prop(settings, "bake_armature")
-        layout.prop(settings, "tag_query")
         layout.use_property_split = False
         layout.operator("motion_matching.bake", icon="RENDER_ANIMATION")
 
 
-class MOTION_MATCHING_PT_bake_settings(SidebarPanel, bpy.types.Panel):
-    """The scene's bake settings (one row per knob of core.bake.BakeSettings):
-    what Bake and the live preview use."""
+class _StagePanel(SidebarPanel):
+    """One stage of the bake (bridge.bake_props.Stage): its settings (greyed out
+    while its switch is off)."""
 
-    bl_label = "Settings"
-    bl_idname = "MOTION_MATCHING_PT_bake_settings"
     bl_parent_id = "MOTION_MATCHING_PT_bake"
-    bl_options = {"DEFAULT_CLOSED"}
+    stage = None
 
     def draw(self, context):
         layout = self.layout
         layout.use_property_split = True
         settings = context.scene.motion_matching.bake_settings
+        if self.stage.switch:
+            layout.active = getattr(settings, self.stage.switch)
+        if self.stage.name == "tags":
+            layout.prop(context.scene.motion_matching, "tag_query")
         col = layout.column(align=True)
-        for name in bake_settings.property_names():
+        for name in self.stage.shown:
             col.prop(settings, name)
+
+
+class _SwitchedStagePanel(_StagePanel):
+    """A stage that can be off: its enable switch in the header, as Blender's own panels."""
+
+    def draw_header(self, context):
+        self.layout.prop(context.scene.motion_matching.bake_settings, self.stage.switch, text="")
+
+
+class _AdvancedPanel(SidebarPanel):
+    """A stage's advanced settings, closed until opened."""
+
+    bl_label = "Advanced"
+    bl_options = {"DEFAULT_CLOSED"}
+    stage = None
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        settings = context.scene.motion_matching.bake_settings
+        if self.stage.switch:
+            layout.active = getattr(settings, self.stage.switch)
+        col = layout.column(align=True)
+        for name in self.stage.advanced:
+            col.prop(settings, name)
+
+
+def _stage_panels():
+    """A sub-panel per stage of the bake, and its Advanced sub-panel when it has advanced settings."""
+    out = []
+    for stage in bake_settings.stages():
+        idname = "MOTION_MATCHING_PT_bake_" + stage.name
+        body = {"bl_label": stage.label, "bl_idname": idname, "stage": stage, "__doc__": "The bake's %s settings."
+                % stage.label}
+        base = _SwitchedStagePanel if stage.switch else _StagePanel
+        out.append(type(idname, (base, bpy.types.Panel), body))
+        if stage.advanced:
+            adv = idname + "_advanced"
+            out.append(type(adv, (_AdvancedPanel, bpy.types.Panel), {
+                "bl_idname": adv, "bl_parent_id": idname, "stage": stage,
+                "__doc__": "The bake's advanced %s settings." % stage.label}))
+    return tuple(out)
+
+
+STAGE_PANELS = _stage_panels()
 
 
 class MOTION_MATCHING_PT_preview(SidebarPanel, bpy.types.Panel):
@@ -95,5 +141,5 @@ class MOTION_MATCHING_PT_report(SidebarPanel, bpy.types.Panel):
             layout.label(text=w, icon="ERROR")
 
 
-classes = (MOTION_MATCHING_PT_bake, MOTION_MATCHING_PT_bake_settings, MOTION_MATCHING_PT_preview, MOTION_MATCHING_PT_export,
+classes = (MOTION_MATCHING_PT_bake, *STAGE_PANELS, MOTION_MATCHING_PT_preview, MOTION_MATCHING_PT_export,
            MOTION_MATCHING_PT_report)

@@ -6,7 +6,7 @@ import copy
 import math
 
 from bench import bench_paths, done_when
-from core.bake import pipeline as bake
+from core.bake import settings
 
 WARNINGS = [
     "Most searches jump (40 of 41): the pose may freeze and glide at frames 2-60, 300-320; the database lacks ...",
@@ -90,12 +90,16 @@ def test_report_agreement_within_a_tenth_and_a_centimetre():
     assert done_when.report_agrees(nan)
 
 
-def test_before_options_are_bake_options_that_turn_issue_10_off():
-    knobs = {k.ui_name: k for k in bake.knobs()}
-    assert set(bench_paths.BEFORE) <= set(knobs)
+def test_before_settings_are_core_settings_that_turn_the_last_round_off():
+    where = settings.flat_names()
+    defaults = settings.BakeSettings().flat()
+    assert set(bench_paths.BEFORE) <= set(where)
     for name, value in bench_paths.BEFORE.items():
-        assert isinstance(value, knobs[name].type) or (knobs[name].type is float and isinstance(value, int)), name
-    # The new behaviour's switches are off, not at their defaults.
-    assert bench_paths.BEFORE["lock_on_contact"] is not knobs["lock_on_contact"].default
-    assert bench_paths.BEFORE["strafe_warp"] == 0.0 < knobs["strafe_warp"].default
-    assert bench_paths.BEFORE["strict_tag_query"] is True and knobs["strict_tag_query"].default is False
+        assert isinstance(value, bool) == isinstance(defaults[name], bool), name
+        assert value != defaults[name] or name == "planted_adjustment", name   # each turns something off
+    # The old-behaviour switches are core-only: not knobs the user sees.
+    knobs = {k.name for k in settings.knobs()}
+    assert not {"lock_on_contact", "strict_tag_query", "release_in_joints", "planted_adjustment"} & knobs
+    before = settings.BakeSettings.of(**bench_paths.BEFORE)
+    assert before.foot_lock.lock_on_contact is False and before.tags.strict_tag_query is True
+    assert before.strafe.strafe_warp == 0.0 < settings.BakeSettings().strafe.strafe_warp

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from core.bake import pipeline as bake
+from core.bake import settings as bake
 from tools import mm_cli
 
 BVH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "samples", "jl_mm_run.bvh")

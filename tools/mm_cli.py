@@ -33,7 +33,7 @@ import shutil
 import sys
 
 try:  # absolute imports: this file also runs as a script inside Blender (see above)
-    from core.bake import pipeline as core_bake
+    from core.bake import settings as core_bake_settings
     from core.io import scenario as core_scenario, scenario_builtins as core_scenario_builtins
     from core.database import query as core_tag_query
     from core.errors import MotionMatchingError
@@ -78,7 +78,7 @@ def parse(argv):
                     help="also put each take's mirror image in the database (default: the add-on's default)")
     ap.add_argument("--out", required=True, metavar="DIR", help="output folder")
     ap.add_argument("--top-view", metavar="FILE", help="also render a top view of the bake to this PNG")
-    group = ap.add_argument_group("bake settings", "one per knob of core.bake.BakeSettings (default: its default)")
+    group = ap.add_argument_group("bake settings", "one per knob of core.bake.settings (default: its default)")
     for k in bake_knobs():
         flag, text = "--" + k.name.replace("_", "-"), k.description.replace("%", "%%")
         if k.type is bool:
@@ -146,8 +146,8 @@ _SESSION = {}   # what load_addon set up, for finish(): module enabled, build fo
 
 
 def bake_knobs():
-    """The bake's knobs (core.bake.knobs): no Blender needed to read them."""
-    return core_bake.knobs()
+    """The bake's knobs (core.bake.settings.knobs): no Blender needed to read them."""
+    return core_bake_settings.knobs()
 
 
 def scenario_has_facing(scenario):

@@ -1,6 +1,6 @@
 """Look-ahead search for the bake: choose rows with the path's future in view.
 
-The greedy search (core.bake's ``_Matcher``) asks one question at each search
+The greedy search (core.bake.matching's ``Matcher``) asks one question at each search
 point: which row's features (the playing pose and a second of predicted
 trajectory) are nearest? A bake knows the whole path, so here each of the K
 nearest rows, and the row playing on, is also judged by what playing it would
@@ -22,12 +22,12 @@ do over the next ``seconds``:
   of the take, and the body then walks away from the held foot.
 
 - **Heading**: with the look-ahead on, the root may also turn toward the
-  path's heading by itself at up to ``TURN_RATE`` (core.bake's ``_RootMotion``),
+  path's heading by itself at up to ``heading_mend_rate`` (core.bake.root_motion),
   so heading errors it will mend by each sample time cost nothing; without
   that, a body that lags a turn (a start after a stop) could only be put right
   by rows that turn, and never was.
 - **Pieces get to play**: a jump soon after the last one costs more
-  (``REJUMP_COST``, fading over ``REJUMP_S``), so the bake does not hop from
+  (``rejump_cost``, fading over ``rejump_seconds``), so the bake does not hop from
   piece to piece at every search.
 
 Costs are in the units of the feature search (squared, normalised), so the
@@ -37,27 +37,40 @@ candidates; the tables are built once per bake.
 """
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..maths import springs
 
-POS_SCALE = 0.15        # m: a path error this large over the horizon costs 1
-YAW_SCALE = 0.035       # rad: a heading error this large over the horizon costs 1 (the body faces its travel)
-YAW_FREE = 0.02         # rad: heading errors up to this cost nothing (a gait's own sway, small offsets)
-TURN_RATE = 0.8         # rad/s: the root's heading may turn toward the path this fast beyond the pull
-DEAD_END_COST = 4.0     # a horizon that runs wholly past playable rows
-MARGIN_SCALE = 5.0      # the bake's jump margin (in feature cost) counts this much here: the future's costs are larger
-JUMP_COST = 0.1         # any jump (a blend, however alike the poses): a near tie plays on
-REJUMP_S = 0.4          # s: a jump this soon after the last one ...
-REJUMP_COST = 3.0       # ... costs up to this much more (fading with the time since): pieces get to play
-FLIP_COST = 6.0         # per foot whose contact state a jump changes
-PHASE_SCALE = 0.15      # s: a difference this large in time spent in the contact state costs 1 per foot
-PHASE_CAP = 0.6         # s: longer times in one state count as this (standing still, long swings)
-SAMPLES = 6             # sample times over the horizon
-CANDIDATES = 24         # rows ranked by their feature cost that are judged by their future
-DRIFT_FREE = 0.15       # m: a planted foot may be dragged this far during one stance at no cost (the leg IK holds it)
-DRIFT_SCALE = 0.02      # m: each sample of a stance dragged this much farther costs 1
+
+@dataclass(frozen=True)
+class LookAheadTuning:
+    """The look-ahead's cost terms and limits (tuned on the path suite; not shown to users).
+    Costs are in the feature search's units (squared, normalised)."""
+
+    path_error_scale: float = 0.15       # m: a path error this large over the horizon costs 1
+    heading_error_scale: float = 0.035   # rad: a heading error this large over the horizon costs 1
+    heading_error_free: float = 0.02     # rad: heading errors up to this cost nothing (a gait's sway, small offsets)
+    heading_mend_rate: float = 0.8       # rad/s: the root's heading may turn toward the path this fast beyond the pull
+    dead_end_cost: float = 4.0           # a horizon that runs wholly past playable rows
+    margin_scale: float = 5.0            # the bake's jump margin counts this much here (the future's costs are larger)
+    jump_cost: float = 0.1               # any jump (a blend, however alike the poses): a near tie plays on
+    rejump_seconds: float = 0.4          # s: a jump this soon after the last one ...
+    rejump_cost: float = 3.0             # ... costs up to this much more (fading with the time since)
+    contact_flip_cost: float = 6.0       # per foot whose contact state a jump changes
+    phase_scale: float = 0.15            # s: a difference this large in time spent in the contact state costs 1
+    phase_cap: float = 0.6               # s: longer times in one state count as this (standing, long swings)
+    samples: int = 6                     # sample times over the horizon
+    candidates: int = 24                 # rows ranked by their feature cost that are judged by their future
+    stance_drift_free: float = 0.15      # m: a planted foot may be dragged this far in one stance at no cost
+    stance_drift_scale: float = 0.02     # m: each sample of a stance dragged this much farther costs 1
+
+
+TUNING = LookAheadTuning()
+T = TUNING      # short, for the cost formulas below
+# The matcher's candidate selection (core.bake.matching) reads these by name.
+CANDIDATES, JUMP_COST, MARGIN_SCALE = TUNING.candidates, TUNING.jump_cost, TUNING.margin_scale
 
 
 def _run_ahead(db, allowed):
@@ -101,11 +114,11 @@ class LookAhead:
     def __init__(self, db, root_positions, root_quats, allowed, fps, seconds, body_turn=None):
         n = db.num_rows
         self.db, self.fps = db, float(fps)
-        self.offsets = np.unique(np.maximum(1, np.rint(np.linspace(seconds / SAMPLES, seconds, SAMPLES) * fps)
+        self.offsets = np.unique(np.maximum(1, np.rint(np.linspace(seconds / T.samples, seconds, T.samples) * fps)
                                             .astype(np.int64)))
         self.run = _run_ahead(db, allowed)
-        # Heading errors the root mends by itself by each sample time (TURN_RATE), and a free margin.
-        self.mend = YAW_FREE + TURN_RATE * self.offsets / fps
+        # Heading errors the root mends by itself by each sample time, and a free margin.
+        self.mend = T.heading_error_free + T.heading_mend_rate * self.offsets / fps
         ends = np.asarray(db.clip_offsets[1:], dtype=np.int64)[db.clip_index] - 1
         ahead = np.minimum(np.arange(n)[:, None] + self.offsets[None, :], ends[:, None])
         pos = np.asarray(root_positions, dtype=np.float64)
@@ -121,7 +134,7 @@ class LookAhead:
         d1 = pos[one, :2] - pos[:, :2]
         c1, s1 = np.cos(yaw), np.sin(yaw)
         self.step_xy = np.column_stack([c1 * d1[:, 0] + s1 * d1[:, 1], -s1 * d1[:, 0] + c1 * d1[:, 1]])
-        self.cap = int(round(PHASE_CAP * fps))
+        self.cap = int(round(T.phase_cap * fps))
         self.in_state = _time_in_state(db, self.cap)
         self.contacts = (np.asarray(db.contacts, dtype=bool) if db.contacts is not None
                          else np.zeros((n, 2), dtype=bool))
@@ -174,16 +187,16 @@ class LookAhead:
         dyaw = springs.wrap_angle(yaw + self.fyaw[rows] - sim_yaw[at])
         dead = self.offsets[None, :] >= self.run[rows][:, None]
         e0 = np.array([px - sim_pos[s, 0], py - sim_pos[s, 1]])
-        return (np.mean(wx * wx + wy * wy, axis=1) / POS_SCALE ** 2
-                + np.mean(np.maximum(np.abs(dyaw) - self.mend, 0.0) ** 2, axis=1) / YAW_SCALE ** 2
-                + DEAD_END_COST * np.mean(dead, axis=1)
+        return (np.mean(wx * wx + wy * wy, axis=1) / T.path_error_scale ** 2
+                + np.mean(np.maximum(np.abs(dyaw) - self.mend, 0.0) ** 2, axis=1) / T.heading_error_scale ** 2
+                + T.dead_end_cost * np.mean(dead, axis=1)
                 + self._stance_drift(rows, np.stack([wx, wy], axis=-1), e0))
 
     def _stance_drift(self, rows, err, e0):
         """(K,) cost of dragging planted feet: within each stance of each foot over
         the horizon (the stance playing now included), the root must be moved off
         the candidate's own motion by the change of its path error ``err``
-        (K, M, 2); beyond ``DRIFT_FREE`` the held foot stretches the leg or lets go.
+        (K, M, 2); beyond ``stance_drift_free`` the held foot stretches the leg or lets go.
         Both feet at once; the sums are added in a fixed order (same choices)."""
         K, M = err.shape[:2]
         on = self.contacts[rows]                                       # (K, 2)
@@ -195,7 +208,7 @@ class LookAhead:
             now_on = self.ahead_contacts[rows, j]
             step = (err[:, j] - prev_err)[:, None, :]
             drift = np.where((now_on & prev_on)[:, :, None], drift + step, 0.0)
-            over = np.maximum(np.linalg.norm(drift, axis=2) - DRIFT_FREE, 0.0) / DRIFT_SCALE
+            over = np.maximum(np.linalg.norm(drift, axis=2) - T.stance_drift_free, 0.0) / T.stance_drift_scale
             terms[j] = np.where(now_on, over * over, 0.0) / M
             prev_on, prev_err = now_on, err[:, j]
         cost = np.zeros(K)
@@ -213,9 +226,10 @@ class LookAhead:
             self._gathered_for = rows
         contacts, in_state = self._gathered
         flips = contacts != self.contacts[on_row]
-        gap = (np.asarray(self.played_time)[None, :] - in_state) / (PHASE_SCALE * self.fps)
-        soon = REJUMP_COST * max(0.0, 1.0 - self.since_jump / (REJUMP_S * self.fps))
-        return JUMP_COST + soon + np.sum(np.where(flips, FLIP_COST, np.minimum(gap * gap, FLIP_COST)), axis=1)
+        gap = (np.asarray(self.played_time)[None, :] - in_state) / (T.phase_scale * self.fps)
+        soon = T.rejump_cost * max(0.0, 1.0 - self.since_jump / (T.rejump_seconds * self.fps))
+        return T.jump_cost + soon + np.sum(np.where(flips, T.contact_flip_cost, np.minimum(gap * gap, T.contact_flip_cost)),
+                                          axis=1)
 
 
 def rank(costs, k):

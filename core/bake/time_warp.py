@@ -1,4 +1,4 @@
-"""Time warping (issue 10, item 2): play the rows somewhat faster or slower so
+"""Time warping: play the rows somewhat faster or slower so
 the character's own root speed meets the speed the path asks for, instead of
 the pull toward the path dragging the feet.
 

@@ -69,7 +69,7 @@ def test_jump_margin_plays_longer_pieces(take_on_path, bake):
 def test_a_search_knob_reaches_the_bake(take_on_path, bake, knob, default):
     take_on_path()
     core_bake = H.addon_module("core.bake.pipeline")
-    assert getattr(core_bake.BakeSettings(), knob) == pytest.approx(default)    # on (chosen on the path suite)
+    assert core_bake.BakeSettings().flat()[knob] == pytest.approx(default)    # on (chosen on the path suite)
     on = bake("on.json")
     off = bake("off.json", **{knob: 0.0})
     # Another search or playback: other rows, other jumps and contact sliding.
@@ -221,7 +221,7 @@ def _operator_stand_in():
         self.reports.append((set(kind), text))
 
     # The operator's options at their defaults: nothing given, the scene's choices count.
-    members.update(controller="", armature="", tag_query="", report_path="", frame_start=0, frame_end=0,
+    members.update(controller="", armature="", tag_query="", report_path="", frame_start=0, frame_end=0, scale=0.0,
                    properties=NothingSet(), report=report)
     stand_in = type("BakeOperatorStandIn", (), members)()
     stand_in.reports = []

@@ -74,7 +74,10 @@ def test_walk_only_database_plays_walking_and_warns_only_under_the_strict_rule(t
     assert not [w for w in fine["warnings"] if "Most searches jump" in w or "faces more than" in w], fine["warnings"]
     # The strict tag query rule (the only one before issue 10) leaves 0.6 s of the
     # take's 16.4 s of walking searchable: one pose freezes, and the report says so.
-    glide = bake(name="walk.json", tag_query="walk", strict_tag_query=True)
+    # A core-only setting: baked through the operator's own job with core settings.
+    strict = path_measure.addon("bridge.bake_props").to_core(
+        bpy.context.scene.motion_matching.bake_settings).replaced(strict_tag_query=True)
+    glide = path_measure.addon("bridge.bake_job").bake(bpy.context, strict, tag_query="walk")
     frozen = [w for w in glide["warnings"] if w.startswith("Most searches jump")]
     assert len(frozen) == 1 and "frames " in frozen[0], glide["warnings"]
     assert glide["jumps"] > 0.9 * glide["searches"]

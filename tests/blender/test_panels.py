@@ -36,6 +36,12 @@ class OperatorProps:
         self._log.append(("operator_prop", (self.idname, name), {}))
 
 
+def _stand_in(cls, log):
+    """An object to call a panel's draw with: its class attributes and a recording layout."""
+    return type("PanelStandIn", (), {"layout": Recorder(log), "bl_label": cls.bl_label,
+                                     "stage": getattr(cls, "stage", None)})()
+
+
 def _our_panels():
     return [cls for cls in bpy.types.Panel.__subclasses__() if cls.__name__.startswith("MOTION_MATCHING_PT_")]
 
@@ -78,7 +84,7 @@ def test_every_panel_polls_and_draws(tmp_path, take_on_path):
         if hasattr(cls, "poll") and not cls.poll(bpy.context):
             continue
         log = []
-        stand_in = type("PanelStandIn", (), {"layout": Recorder(log), "bl_label": cls.bl_label})()
+        stand_in = _stand_in(cls, log)
         cls.draw(stand_in, bpy.context)
         if hasattr(cls, "draw_header"):
             cls.draw_header(stand_in, bpy.context)
@@ -96,6 +102,58 @@ def test_a_typo_is_caught():
     with pytest.raises(AssertionError):
         _check([("operator_prop", ("motion_matching.export_baked", "fromat"), {})])
     _check([("operator_prop", ("motion_matching.export_baked", "format"), {})])
+
+
+def _shown(root):
+    """[(panel, property)] drawn by ``root`` and its sub-panels that are open by
+    default (headers included), in drawing order."""
+    panels = _our_panels()
+    out = []
+
+    def walk(cls):
+        if "DEFAULT_CLOSED" in getattr(cls, "bl_options", set()):
+            return
+        log = []
+        stand_in = _stand_in(cls, log)
+        if hasattr(cls, "draw_header"):
+            cls.draw_header(stand_in, bpy.context)
+        cls.draw(stand_in, bpy.context)
+        _check(log)
+        out.extend((cls.bl_idname, args[1]) for kind, args, _kw in log if kind in ("prop", "prop_search"))
+        for child in panels:
+            if getattr(child, "bl_parent_id", None) == cls.bl_idname:
+                walk(child)
+
+    walk(root)
+    return out
+
+
+def test_the_bake_panel_shows_a_few_settings_grouped_by_stage(take_on_path):
+    take_on_path()
+    bake_panel = next(cls for cls in _our_panels() if cls.bl_idname == "MOTION_MATCHING_PT_bake")
+    shown = _shown(bake_panel)
+    names = [prop for _panel, prop in shown]
+    assert len(names) <= 12, names
+    assert len(set(names)) == len(names), names
+    assert {"controller", "bake_armature", "tag_query"} <= set(names)
+    # Every stage that can be off shows its switch in its sub-panel's header.
+    props = H.addon_module("bridge.bake_props")
+    for stage in props.stages():
+        panel = "MOTION_MATCHING_PT_bake_" + stage.name
+        if stage.switch:
+            assert (panel, stage.switch) in shown, stage.name
+            assert shown.index((panel, stage.switch)) == min(i for i, (p, _n) in enumerate(shown) if p == panel)
+        # The advanced settings are in a closed sub-panel of the stage, and only there.
+        for name in stage.advanced:
+            assert name not in names, name
+        if stage.advanced:
+            adv = next(cls for cls in _our_panels() if cls.bl_idname == panel + "_advanced")
+            assert adv.bl_parent_id == panel and "DEFAULT_CLOSED" in adv.bl_options
+    assert set(props.property_names()) - set(names) == {n for s in props.stages() for n in s.advanced}
+    # The old-behaviour switches the benchmark uses are no scene setting.
+    group = bpy.context.scene.motion_matching.bake_settings.bl_rna.properties
+    for gone in ("lock_on_contact", "strict_tag_query", "planted_adjustment", "release_in_joints"):
+        assert gone not in group, gone
 
 
 def _report_labels():

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from core.errors import MotionMatchingError
-from core.bake.foot_lock import FootLock, FootLockError, ankle_target, run_foot_lock
+from core.bake.legs.foot_lock import FootLock, FootLockError, ankle_target, run_foot_lock
 
 DT = 1.0 / 60.0
 

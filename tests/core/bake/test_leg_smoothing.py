@@ -1,4 +1,4 @@
-"""Smooth legs around foot locks and stride warping (issue 10, items 1-2 and
+"""Smooth legs around foot locks and stride warping (and
 the rotation-change figure): on a small synthetic skeleton, a released foot
 does not fold the knee in a few frames, a toe the floor lifts rises gradually,
 a stride warp keeps a planted toe planted while the root outruns the data, and
@@ -7,7 +7,8 @@ the strafe warp turns the spine no faster than its rate."""
 import numpy as np
 import pytest
 
-from core.bake import pipeline as bake, leg_release as lr, stride_warp as sw
+from core.bake import pipeline as bake, playback, strafe
+from core.bake.legs import apply as legs_apply, leg_release as lr, solver, stride_warp as sw
 from core.measure import path_metrics as pm
 from core.maths import transforms as tf
 from leg_skeleton import leg_skeleton
@@ -54,8 +55,8 @@ def _dragged_then_lifted(S=50, lift_at=16):
 def test_a_released_foot_bends_its_knee_with_the_animation():
     sk, locs, rots, contacts, root_quat = _dragged_then_lifted()
     anim_most = _knee_steps(rots).max()
-    new = bake.BakeSettings(toe_floor=None)
-    assert new.release_in_joints
+    new = bake.BakeSettings.of(toe_floor=None)
+    assert new.foot_lock.release_in_joints
     out, locked, _, _ = bake.apply_foot_lock(sk, locs, rots.copy(), contacts, root_quat, DT, new)
     assert locked[2:16, 0].all() and not locked[16:, 0].any()
     # The lock held the foot (within 1 cm until the body, 24 cm on, pulls the
@@ -70,7 +71,7 @@ def test_a_released_foot_bends_its_knee_with_the_animation():
     assert gap[15] > 0.1 and gap[-1] < 0.01
     # Blending the toe's world offset out instead (the old way) keeps the leg
     # straight while the target is out of reach, then folds it in a few frames.
-    old = bake.BakeSettings(toe_floor=None, release_in_joints=False, knee_min_bend=0.0)
+    old = bake.BakeSettings.of(toe_floor=None, release_in_joints=False, knee_min_bend=0.0)
     out_old, _, _, _ = bake.apply_foot_lock(sk, locs, rots.copy(), contacts, root_quat, DT, old)
     assert _knee_steps(out_old).max() > 1.5 * anim_most
 
@@ -93,15 +94,15 @@ def test_a_toe_under_the_floor_is_lifted_gradually():
     root_quat = tf.quat_from_axis_angle(Z, np.zeros(S))
     toes = bake.leg_points(sk, bake.forward_kinematics(sk, locs, rots))[0]
     floor = float(toes[0, 0, 2]) - 0.01
-    settings = bake.BakeSettings(toe_floor=floor, foot_lock=False)
+    settings = bake.BakeSettings.of(toe_floor=floor, foot_lock=False)
     out, _, _, lifted = bake.apply_foot_lock(sk, locs, rots.copy(), contacts, root_quat, DT, settings)
     got = bake.leg_points(sk, bake.forward_kinematics(sk, locs, out))[0]
     assert got[..., 2].min() >= floor - 1e-4
     assert np.abs(got - lifted).max() < 1e-4
-    rate = settings.toe_floor_rate * DT
+    rate = settings.legs.toe_floor_rate * DT
     assert np.abs(np.diff(got[:, 0, 2] - toes[:, 0, 2])).max() <= rate + 1e-4
     # Lifted by exactly the depth (no rate) the toe jumps 4 cm in a frame.
-    hard = bake.BakeSettings(toe_floor=floor, foot_lock=False, toe_floor_rate=0.0)
+    hard = bake.BakeSettings.of(toe_floor=floor, foot_lock=False, toe_floor_rate=0.0)
     out_hard, _, _, _ = bake.apply_foot_lock(sk, locs, rots.copy(), contacts, root_quat, DT, hard)
     hard_toes = bake.leg_points(sk, bake.forward_kinematics(sk, locs, out_hard))[0]
     assert np.abs(np.diff(hard_toes[:, 0, 2] - toes[:, 0, 2])).max() > 0.03
@@ -115,7 +116,7 @@ def _stance(S, v_data, v_root):
     t = np.arange(S) * DT
     locs[:, 0, 1] = -v_root * t                    # the bake's root
     locs[:, 1, 1] = -0.15 + v_data * t             # the data's stance: the body passes over the foot
-    played = bake._Played(rows=np.zeros(S, dtype=np.int64), searched=np.zeros(S, dtype=bool),
+    played = playback.Played(rows=np.zeros(S, dtype=np.int64), searched=np.zeros(S, dtype=bool),
                           jumped=np.zeros(S, dtype=bool), cost=np.zeros(S),
                           root_pos=np.column_stack([np.zeros(S), -v_root * t, np.zeros(S)]), root_yaw=np.zeros(S))
     row_steps = np.array([[0.0, -v_data * DT, 0.0]])
@@ -132,14 +133,14 @@ def test_stride_warp_keeps_a_planted_toe_in_place_while_the_root_outruns_the_dat
     k, _ = sw.stride_scale(played.root_pos, sw.data_travel(played.root_pos, played.root_yaw, row_steps,
                                                            played.rows), DT)
     assert np.allclose(k, 1.3)
-    bake._warp_strides(sk, locs, rots, root_quat, played, row_steps, DT)
+    legs_apply.warp_strides(sk, locs, rots, root_quat, played, row_steps, DT)
     after = bake.leg_points(sk, bake.forward_kinematics(sk, locs, rots))[0]
     assert np.abs(after[:, 0, :2] - after[0, 0, :2]).max() < 0.01
     assert np.abs(after[..., 2] - before[..., 2]).max() < 1e-6      # heights are left alone
     # Where root and data agree, nothing moves.
     sk, locs, rots, played, row_steps = _stance(S, v_data=1.0, v_root=1.0)
     same = rots.copy()
-    bake._warp_strides(sk, locs, same, root_quat, played, row_steps, DT)
+    legs_apply.warp_strides(sk, locs, same, root_quat, played, row_steps, DT)
     assert np.abs(same - rots).max() < 1e-12
 
 
@@ -164,13 +165,13 @@ def test_least_knee_bend_keeps_an_overreached_knee_bent():
     ankle = np.array([[0.0, 0.0, 0.16]])
     far = np.array([[0.0, 0.5, 0.1]])              # out of reach
     bend = np.radians(15.0)
-    target = bake._soft_reach(hip, knee, ankle, far, min_bend=bend)
+    target = solver.soft_reach(hip, knee, ankle, far, min_bend=bend)
     thigh, shin = np.linalg.norm(knee - hip), np.linalg.norm(ankle - knee)
     d = np.linalg.norm(target - hip)
     got = np.pi - np.arccos((thigh ** 2 + shin ** 2 - d ** 2) / (2 * thigh * shin))
     own = np.pi - np.arccos((thigh ** 2 + shin ** 2 - np.linalg.norm(ankle - hip) ** 2) / (2 * thigh * shin))
     assert got >= min(bend, own) - 1e-6
-    straight = bake._soft_reach(hip, knee, ankle, far)
+    straight = solver.soft_reach(hip, knee, ankle, far)
     assert np.linalg.norm(straight - hip) > d
 
 
@@ -179,8 +180,8 @@ def test_strafe_warp_rate_limits_the_spine_turn():
     yaw = np.zeros(S)
     vel = np.zeros((S, 3))
     vel[:, 0] = np.where(np.arange(S) < 30, 1.0, 0.0)   # sideways, then a sudden stop
-    free = bake._strafe_warp(yaw, vel, bake.BakeSettings(strafe_warp_rate=0.0), DT)
-    limited = bake._strafe_warp(yaw, vel, bake.BakeSettings(strafe_warp_rate=2.0), DT)
+    free = strafe.strafe_warp(yaw, vel, bake.BakeSettings.of(strafe_warp_rate=0.0), DT)
+    limited = strafe.strafe_warp(yaw, vel, bake.BakeSettings.of(strafe_warp_rate=2.0), DT)
     assert np.abs(np.diff(free)).max() > np.radians(50)
     assert np.abs(np.diff(limited)).max() <= 2.0 * DT + 1e-9
     assert np.isclose(limited[10], free[10]) and np.isclose(limited[-1], 0.0)
@@ -192,5 +193,5 @@ def test_strafe_warp_rate_limits_the_spine_turn():
 @pytest.mark.parametrize("value", [-0.1, float("nan")])
 def test_negative_or_missing_rates_are_refused(name, value):
     with pytest.raises(bake.BakeError, match=name.replace("_", " ")):
-        bake.BakeSettings(**{name: value}).check()
-    bake.BakeSettings(**{name: 0.0}).check()
+        bake.BakeSettings.of(**{name: value}).check()
+    bake.BakeSettings.of(**{name: 0.0}).check()

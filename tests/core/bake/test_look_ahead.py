@@ -7,7 +7,7 @@ the path's next two seconds in view the bake plays the straight clip."""
 import numpy as np
 import pytest
 
-from core.bake import pipeline as bake
+from core.bake import matching, pipeline as bake
 from core.database.clip_features import clip_valid_rows
 from core.database.feature_database import Database
 from core.database.feature_spec import FeatureGroup, FeatureSpec, feature_weights
@@ -69,7 +69,7 @@ def _straight_path(seconds=4.0):
 
 def _bake(data, path, **settings):
     db, skeleton, locs, rots, pos, quats = data
-    return bake.bake(db, locs, rots, skeleton, path, None, settings=bake.BakeSettings(**settings),
+    return bake.bake(db, locs, rots, skeleton, path, None, settings=bake.BakeSettings.of(**settings),
                      root_positions=pos, root_quats=quats)
 
 
@@ -119,36 +119,36 @@ def test_jumps_keep_the_contact_phase():
         ahead.played(row, (0.0, -row / FPS, 0.0))
     cost = ahead.jump_cost(np.array([10, 40, 70, 85]), 10)
     # Same phase of another stance: nothing; the swing: both feet flip; a stance's end: its timing.
-    assert cost[2] == pytest.approx(la.JUMP_COST, abs=0.05)
-    assert cost[1] == pytest.approx(la.JUMP_COST + 2 * la.FLIP_COST)
+    assert cost[2] == pytest.approx(la.TUNING.jump_cost, abs=0.05)
+    assert cost[1] == pytest.approx(la.TUNING.jump_cost + 2 * la.TUNING.contact_flip_cost)
     assert 0.0 < cost[3] < cost[1]
 
 
 def test_a_look_ahead_out_of_range_is_refused():
     for bad in (-1.0, float("nan"), bake.MAX_LOOK_AHEAD + 1.0):
         with pytest.raises(bake.BakeError, match="look-ahead"):
-            bake.BakeSettings(look_ahead=bad).check()
+            bake.BakeSettings.of(look_ahead=bad).check()
 
 
 def test_pricing_jumps_only_where_they_can_matter_chooses_as_pricing_all(turn_or_straight, monkeypatch):
     # The candidates' jump costs are priced for the rows whose feature cost leaves
-    # them a chance (bake.PRUNE_FACTOR times the candidates); pricing every row
+    # them a chance (matching.PRUNE_FACTOR times the candidates); pricing every row
     # must choose the same rows, step by step.
     path = _straight_path(6.0)
     path[:, 0] += 0.4 * np.sin(2.0 * np.arange(len(path)) / FPS)     # weaving: many searches and jumps
-    monkeypatch.setattr(bake, "PRUNE_FACTOR", 2)                     # prune hard (48 of the rows)
+    monkeypatch.setattr(matching, "PRUNE_FACTOR", 2)                     # prune hard (48 of the rows)
     priced = []
-    original = bake._LookAheadMatcher._with_jump_costs
+    original = matching.LookAheadMatcher._with_jump_costs
 
     def counted(self, rows, cost, cur):
         out = original(self, rows, cost, cur)
         priced.append(len(out[0]) < len(rows))
         return out
 
-    monkeypatch.setattr(bake._LookAheadMatcher, "_with_jump_costs", counted)
+    monkeypatch.setattr(matching.LookAheadMatcher, "_with_jump_costs", counted)
     pruned = _bake(turn_or_straight, path, look_ahead=1.0)
     assert sum(priced) >= 3             # the pruned pricing was used, not only the fallback
-    monkeypatch.setattr(bake, "PRUNE_FACTOR", 10 ** 6)               # price every row
+    monkeypatch.setattr(matching, "PRUNE_FACTOR", 10 ** 6)               # price every row
     full = _bake(turn_or_straight, path, look_ahead=1.0)
     assert pruned.jumped.sum() >= 3
     assert np.array_equal(pruned.rows, full.rows) and np.array_equal(pruned.rotations, full.rotations)

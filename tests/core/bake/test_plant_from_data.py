@@ -1,4 +1,4 @@
-"""Feet planted from the played data (issue 10, item 4): a foot the data calls
+"""Feet planted from the played data: a foot the data calls
 in contact holds its place and heading while the root is dragged, on a small
 synthetic skeleton; and the report's warnings from core.measure.bake_quality."""
 
@@ -8,7 +8,7 @@ import pytest
 from core.bake import pipeline as bake
 from core.measure import bake_quality, path_metrics as pm
 from core.maths import transforms as tf
-from core.bake.foot_lock import run_foot_lock
+from core.bake.legs.foot_lock import run_foot_lock
 from leg_skeleton import leg_skeleton
 
 FPS = 30.0
@@ -46,7 +46,7 @@ def test_contact_lock_holds_a_dragged_planted_foot():
     contacts[2:16, 0] = True            # the data plants the left foot on frames 2-15
     root_quat = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), np.zeros(S))
     settings = bake.BakeSettings()      # lock on contact by default
-    assert settings.lock_on_contact
+    assert settings.foot_lock.lock_on_contact
     out, locked, count, _ = bake.apply_foot_lock(sk, locs, rots.copy(), contacts, root_quat, DT, settings)
     toes, ankles = _feet(sk, locs, out)
     assert count == 1 and locked[2:16, 0].all() and not locked[:, 1].any()
@@ -61,7 +61,7 @@ def test_contact_lock_holds_a_dragged_planted_foot():
     gap = np.linalg.norm(toes[16:, 0] - raw_toes[16:, 0], axis=1)
     assert np.all(np.diff(gap) < 0) and gap[-1] < 0.5 * gap[0]
     # The same with the lock waiting for a still baked toe: the dragged toe never locks.
-    old = bake.BakeSettings(lock_on_contact=False)
+    old = bake.BakeSettings.of(lock_on_contact=False)
     _, locked_old, count_old, _ = bake.apply_foot_lock(sk, locs, rots.copy(), contacts, root_quat, DT, old)
     assert count_old == 0
 

@@ -1,4 +1,4 @@
-"""The largest per-frame joint rotation change (issue 10's "rot x"): the three
+"""The largest per-frame joint rotation change (the bench's "rot x"): the three
 causes of spikes the path suite showed, each held to the data's own pace.
 
 - The leg IK bent a nearly straight knee the wrong way (and back a few frames
@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from core.bake import pipeline as bake
+from core.bake import pipeline as bake, pose, root_motion, strafe
 from core.maths import transforms as tf
 from core.maths.ik import two_bone_ik_positions
 
@@ -63,9 +63,9 @@ def _turning_take(n=300, turn=0.02):
 @pytest.mark.parametrize("on", [True, False])
 def test_corrections_do_not_turn_the_root_faster_than_the_data_turns(on):
     db, pos, quats = _turning_take()
-    settings = bake.BakeSettings(turn_like_data=on)
-    assert settings.look_ahead > 0    # the heading mend is on
-    root = bake._RootMotion(db, pos, quats, settings, 1.0 / 60.0)
+    settings = bake.BakeSettings.of(turn_like_data=on)
+    assert settings.look_ahead.on    # the heading mend is on
+    root = root_motion.RootMotion(db, pos, quats, settings, 1.0 / 60.0)
     px = py = yaw = 0.0
     steps = []
     for row in range(100, 160):
@@ -83,9 +83,9 @@ def test_corrections_do_not_turn_the_root_faster_than_the_data_turns(on):
 
 
 def test_a_correction_may_slow_a_fast_turn_of_the_data():
-    assert bake.capped_turn(0.05, -0.02, 0.02) == pytest.approx(0.03)
-    assert bake.capped_turn(0.05, 0.02, 0.02) == pytest.approx(0.05)
-    assert bake.capped_turn(-0.01, -0.03, 0.02) == pytest.approx(-0.02)
+    assert root_motion.capped_turn(0.05, -0.02, 0.02) == pytest.approx(0.03)
+    assert root_motion.capped_turn(0.05, 0.02, 0.02) == pytest.approx(0.05)
+    assert root_motion.capped_turn(-0.01, -0.03, 0.02) == pytest.approx(-0.02)
 
 
 def _spine_skeleton():
@@ -101,7 +101,7 @@ def _spine_skeleton():
 
 def test_the_strafe_counter_turn_spares_the_stiff_spine_bones():
     sk = _spine_skeleton()
-    chain = bake._upper_body_chain(sk)
+    chain = strafe.upper_body_chain(sk)
     assert [sk.names[j] for j in chain] == ["spine", "chest", "neck"]
     # The data turns the spine bone 4x (and the chest 2x) as fast as the neck.
     n = 200
@@ -110,13 +110,13 @@ def test_the_strafe_counter_turn_spares_the_stiff_spine_bones():
     for bone, rate in zip(chain, (0.04, 0.02, 0.01)):
         rots[:, bone] = tf.quat_from_axis_angle(Z, rate * np.sin(t))
     nxt = np.minimum(t + 1, n - 1)
-    shares = bake.spine_shares(rots, nxt, chain)
+    shares = strafe.spine_shares(rots, nxt, chain)
     assert shares == pytest.approx([4 / 7, 2 / 7, 1 / 7], rel=0.05)
     # The upper body still turns by the whole angle, the neck by its small share.
     locs = np.zeros((3, len(sk.names), 3))
     still = np.tile([1.0, 0.0, 0.0, 0.0], (3, len(sk.names), 1))
     turned = still.copy()
-    bake._turn_upper_body(sk, locs, turned, np.full(3, 0.7), shares)
+    strafe.turn_upper_body(sk, locs, turned, np.full(3, 0.7), shares)
     angles = [2.0 * np.arccos(np.clip(turned[0, b, 0], -1, 1)) for b in chain]
     assert angles == pytest.approx(0.7 * shares, abs=1e-9)
     world = bake.forward_kinematics(sk, locs, turned)
@@ -135,7 +135,7 @@ def test_a_jump_step_turns_a_joint_no_faster_than_the_data_playing():
     rows = np.concatenate([np.arange(10, 30), np.arange(150, 180)])
     jumped = np.zeros(len(rows), dtype=bool)
     jumped[20] = True
-    _, out = bake._inertialize(locs, rots, rows, jumped, 0, nxt, 60.0, 0.1)
+    _, out = pose.inertialize(locs, rots, rows, jumped, 0, nxt, 60.0, 0.1)
     steps = 2.0 * np.arccos(np.clip(np.abs(np.sum(out[1:, 0] * out[:-1, 0], axis=-1)), 0.0, 1.0))
     # The jump's step is one step of what was playing (the old fade began a
     # step late: it showed two steps' worth less the new clip's own turn).
@@ -146,7 +146,7 @@ def test_a_jump_step_turns_a_joint_no_faster_than_the_data_playing():
 
 
 def test_the_stride_scale_changes_no_faster_than_its_rate():
-    from core.bake import stride_warp as sw
+    from core.bake.legs import stride_warp as sw
 
     dt = 1.0 / 60.0
     S = 120
@@ -159,4 +159,4 @@ def test_the_stride_scale_changes_no_faster_than_its_rate():
     slow, _ = sw.stride_scale(root, data, dt, rate=3.0)
     assert np.abs(np.diff(slow)).max() <= 3.0 * dt + 1e-9
     assert slow[:30] == pytest.approx(fast[:30]) and slow[-30:] == pytest.approx(fast[-30:])
-    assert bake.BakeSettings().stride_warp_rate > 0
+    assert bake.BakeSettings().stride_warp.stride_warp_rate > 0

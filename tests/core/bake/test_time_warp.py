@@ -59,7 +59,7 @@ def walk():
 
 def _bake(data, path, **settings):
     db, skeleton, locs, rots, pos, quats = data
-    return bake.bake(db, locs, rots, skeleton, path, None, settings=bake.BakeSettings(**settings),
+    return bake.bake(db, locs, rots, skeleton, path, None, settings=bake.BakeSettings.of(**settings),
                      root_positions=pos, root_quats=quats)
 
 
@@ -70,7 +70,7 @@ def _bake_on(data, path, **settings):
     db, skeleton, locs, rots, pos, quats = data
     allowed = np.zeros(db.num_rows, dtype=bool)
     allowed[:30] = True
-    settings = bake.BakeSettings(look_ahead=0.0, jump_cost_margin=5.0, **settings)
+    settings = bake.BakeSettings.of(look_ahead=0.0, jump_cost_margin=5.0, **settings)
     result = bake.bake(db, locs, rots, skeleton, path, None, settings=settings, root_positions=pos,
                        root_quats=quats, allowed=allowed, playable=np.ones(db.num_rows, dtype=bool))
     assert not result.jumped.any()
@@ -199,4 +199,4 @@ OLD_ROTATIONS = 547.3835794204842
 def test_a_time_warp_out_of_range_is_refused():
     for bad in (-0.1, float("nan"), twp.MAX_TIME_WARP + 0.1):
         with pytest.raises(bake.BakeError, match="time warp"):
-            bake.BakeSettings(time_warp=bad).check()
+            bake.BakeSettings.of(time_warp=bad).check()

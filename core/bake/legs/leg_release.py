@@ -1,9 +1,9 @@
-"""Smooth legs around foot locks (issue 10): a released foot blends back to the
+"""Smooth legs around foot locks: a released foot blends back to the
 animation in the leg's joint rotations, and the toe floor lifts a toe gradually.
 
 Why: a lock holds the foot while the body walks on, so when the data lifts the
 foot its toe may be 20-40 cm from the animated toe. Blending that offset out in
-world space (core.bake.foot_lock) leaves the IK target out of the leg's reach while
+world space (core.bake.legs.foot_lock) leaves the IK target out of the leg's reach while
 the animation already bends the knee for the swing: the leg stays straight,
 then folds in two or three frames once the target comes within reach (knee and
 hip steps of 15-30 degrees a frame, twice the take's own). Here the IK's
@@ -20,8 +20,8 @@ dips).
 
 import numpy as np
 
-from ..maths import transforms as tf
-from ..maths.springs import decay_spring
+from ...maths import transforms as tf
+from ...maths.springs import decay_spring
 
 
 def floor_lift(need, rate):

@@ -32,8 +32,8 @@ neither jumps nor suddenly starts moving.
 
 import numpy as np
 
-from ..errors import MotionMatchingError
-from ..maths.springs import decay_spring
+from ...errors import MotionMatchingError
+from ...maths.springs import decay_spring
 
 
 class FootLockError(MotionMatchingError):

@@ -1,4 +1,4 @@
-"""Stride warping (issue 10, item 2): scale each step's length along the
+"""Stride warping: scale each step's length along the
 direction of travel so that planted feet stay planted when the root travels
 faster or slower than the rows it plays.
 

@@ -1,0 +1,90 @@
+"""One bake of the scene as the Bake operator runs it, from core settings.
+
+:func:`start` checks the input and returns a :class:`BakeJob` whose ``steps``
+(a generator yielding the fraction done) compute the bake; :func:`finish` keys
+the result on the armature (retargeted when it is another rig), writes the
+report's text block and the scene's last report. ``motion_matching.bake`` runs
+these with the scene's settings and its options; :func:`bake` runs them to the
+end with any core settings (the benchmark's earlier behaviour, for instance).
+"""
+
+import json
+from dataclasses import dataclass
+
+import bpy
+
+from ..core.bake.pipeline import run_to_end
+from . import bake as bake_bridge, scene_data
+
+
+@dataclass
+class BakeJob:
+    """A bake set up: its step generator, the armature keyed, the retarget setup (None:
+    the database's own skeleton) and the database's note."""
+
+    steps: object
+    target: object
+    setup: object
+    note: str
+
+
+def start(context, settings, controller="", armature="", frame_start=0, frame_end=0, tag_query="", scale=0.0):
+    """Check the input and set the bake up with core ``settings`` (empty or 0 arguments: the scene's)."""
+    scene = context.scene
+    fs = frame_start or scene.frame_start
+    fe = frame_end or scene.frame_end
+    query = tag_query or scene.motion_matching.tag_query
+    ctrl = bake_bridge.controller_object(context, controller)
+    target = bake_bridge.bake_target(context, armature)
+    database = bake_bridge.ensure_database(context)
+    motion_database, note = database
+    setup = None
+    if bake_bridge.needs_retarget(target, bake_bridge.skeleton_of(motion_database)):
+        setup = bake_bridge.retarget_setup(context, target, scale or None)
+    steps = bake_bridge.run_steps(context, ctrl, target, settings, tag_query=query, frame_start=fs, frame_end=fe,
+                                  path_scale=setup.plan.scale if setup else 1.0,
+                                  to_bake=bake_bridge.controller_matrix(setup) if setup else None, database=database)
+    return BakeJob(steps=steps, target=target, setup=setup, note=note)
+
+
+def finish(context, job, output):
+    """Key the result and write the report (text block, the scene's last report);
+    returns (report, its JSON data)."""
+    report = output.report
+    if job.note and not report.note:
+        report.note = job.note
+    if job.setup is not None:
+        bake_bridge.write_retargeted(context, job.target, output, job.setup)   # its warnings join the report's
+    else:
+        bake_bridge.write(job.target, output)
+    scene_data.write_text("Motion Matching Bake", report.to_text() + "\n")
+    data = report.to_json()
+    context.scene.motion_matching.last_bake_report = json.dumps(data)
+    return report, data
+
+
+def write_json(path, data):
+    """Write the report's JSON to ``path`` (Blender's relative paths allowed); None
+    or the reason it cannot be written."""
+    try:
+        with open(bpy.path.abspath(path), "w") as fh:
+            json.dump(data, fh, indent=2)
+    except OSError as ex:
+        return str(ex.strerror or ex)
+    return None
+
+
+def bake(context, settings, report_path="", **options):
+    """Bake with core ``settings`` as the operator does, to the end (``options``:
+    those of :func:`start`); returns the report's JSON data. The scene's frame stays."""
+    frame = context.scene.frame_current
+    try:
+        job = start(context, settings, **options)
+        _report, data = finish(context, job, run_to_end(job.steps))
+    finally:
+        context.scene.frame_set(frame)
+    if report_path:
+        error = write_json(report_path, data)
+        if error:
+            raise OSError("Cannot write %s: %s." % (report_path, error))
+    return data

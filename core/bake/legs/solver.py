@@ -1,0 +1,83 @@
+"""Two-joint IK of the legs (hip-knee-ankle), the foot keeping its world
+orientation, with a soft reach near the straight leg."""
+
+import numpy as np
+
+from ...maths import ik
+from ...maths import transforms as tf
+
+
+class LegSolver:
+    """Two-joint IK of the legs of one pose (S, J, 4, 4): the ankle moved so the
+    toe lands where wanted, the foot turned about the vertical by a heading
+    difference (pivoting on its toe), keeping its own world orientation."""
+
+    def __init__(self, skeleton, pose, forward, min_bend=0.0):
+        self.skeleton, self.pose, self.forward, self.min_bend = skeleton, pose, forward, min_bend
+        self.world_q = tf.matrix_to_quat(pose[:, :, :3, :3])
+        self.offset_q = tf.matrix_to_quat(skeleton.offsets[:, :3, :3])
+
+    def solve(self, rots, side, idx, wanted, turn):
+        """Pose channels ``rots`` of leg ``side`` on steps ``idx`` (in place) so the
+        toe reaches ``wanted`` (n, 3) with the foot turned by ``turn`` (n,)."""
+        sk, pose, world_q, offset_q = self.skeleton, self.pose, self.world_q, self.offset_q
+        up, low, foot, toe = sk.legs[side]
+        heel = pose[idx, toe, :3, 3] - pose[idx, foot, :3, 3]
+        hip_p, knee_p, ankle_p = (pose[idx, b, :3, 3] for b in (up, low, foot))
+        # The ankle goes where the turned foot puts it.
+        spin = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), turn)
+        target = soft_reach(hip_p, knee_p, ankle_p, wanted - tf.quat_rotate(spin, heel), min_bend=self.min_bend)
+        d_hip, d_knee = ik.two_bone_ik(hip_p, knee_p, ankle_p, target, self.forward[idx], pole_blend=IK_POLE_BLEND)
+        # New world rotations: upper and lower leg turned, the foot keeps its own
+        # world orientation (turned by the held heading).
+        up_w = tf.quat_mul(d_hip, world_q[idx, up])
+        low_w = tf.quat_mul(d_knee, world_q[idx, low])
+        foot_w = tf.quat_mul(spin, world_q[idx, foot])
+        parent_up = world_q[idx, sk.parents[up]]
+        # basis = (parent_world * offset)^-1 * world, for rotations.
+        rots[idx, up] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(parent_up, offset_q[up])), up_w)
+        rots[idx, low] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(up_w, offset_q[low])), low_w)
+        rots[idx, foot] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(low_w, offset_q[foot])), foot_w)
+
+
+IK_POLE_BLEND = 0.15   # a knee off the hip-ankle line by under this share of the thigh bends toward forward
+
+
+SOFT_REACH = 0.97   # share of the leg's length beyond which a target is eased in (soft IK)
+
+
+def soft_reach(hip, knee, ankle, target, soft=SOFT_REACH, min_bend=0.0):
+    """Ankle targets (n, 3) eased toward the hip near the leg's full length: the
+    last few percent of reach are approached exponentially, so a held foot that
+    the body moves away from stretches the knee smoothly instead of snapping it
+    straight (the analytic IK's knee angle changes fastest there). Targets no
+    farther than the animated ankle are left as they are. ``min_bend`` > 0
+    (radians): the knee is never eased straighter than this or the animation's
+    own bend, whichever is less (near straight, each millimetre of reach turns
+    the knee by degrees)."""
+    thigh, shin = np.linalg.norm(knee - hip, axis=1), np.linalg.norm(ankle - knee, axis=1)
+    length = thigh + shin
+    d = target - hip
+    dist = np.linalg.norm(d, axis=1)
+    own = np.linalg.norm(ankle - hip, axis=1)
+    # The farthest reach: the straight leg, or the reach at the least bend.
+    cap = length
+    if min_bend > 0:
+        bent = np.sqrt(thigh ** 2 + shin ** 2 + 2.0 * thigh * shin * np.cos(min_bend))
+        cap = np.minimum(np.maximum(own, bent), length)
+    # Never short of the animation's own reach (a standing leg keeps its foot down).
+    start = np.minimum(np.maximum(soft * length, own), cap)
+    room = np.maximum(cap - start, 1e-9)
+    over = np.maximum(dist - start, 0.0)
+    eased = np.where(over > 0.0, start + room * (1.0 - np.exp(-over / room)), dist)
+    return hip + d * (eased / np.maximum(dist, 1e-12))[:, None]
+
+
+def leg_points(skeleton, pose):
+    """(toes, ankles): (S, 2, 3) positions of both legs' toe and ankle (foot)
+    bones in ``pose`` (S, J, 4, 4); (None, None) when the skeleton has no legs."""
+    if not skeleton.legs:
+        return None, None
+    toes = pose[:, [leg[3] for leg in skeleton.legs]][:, :, :3, 3]
+    ankles = pose[:, [leg[2] for leg in skeleton.legs]][:, :, :3, 3]
+    return toes, ankles

@@ -1,0 +1,149 @@
+"""Stage 2 of the bake: the search. A step's query (the playing row's pose
+features and the spring character's trajectory) against the allowed rows:
+greedy (nearest row), or with the path's future in view (core.bake.look_ahead)."""
+
+import numpy as np
+
+from ..database import feature_spec
+from ..database.search import SearchIndex
+from ..maths import springs
+from ..maths import transforms as tf
+from . import look_ahead as la
+from .rows import yaw_of
+
+
+def make_matcher(db, traj, allowed, index, settings, sim, sim_yaw, root_positions, root_quats, fps, turn, playable=None):
+    """Stage 2's search: greedy, or with the future in view when ``settings.look_ahead.on``
+    (``turn()`` gives each row's body facing off its root's, see :func:`body_turn`)."""
+    if settings.look_ahead.on and root_positions is not None and root_quats is not None:
+        return LookAheadMatcher(db, traj, allowed, index, settings, np.asarray(sim.positions, dtype=np.float64),
+                                 sim_yaw, root_positions, root_quats, fps, turn(), playable)
+    return Matcher(db, traj, allowed, index or SearchIndex(db.features), settings, playable)
+
+
+def body_turn(skeleton, pose_locations, pose_rotations, root_quats):
+    """(N,) radians each row's body (the line of its hip joints, turned to face
+    forward) is turned from its root's yaw; zeros when the skeleton has no legs.
+    Forward kinematics of the hip joints' ancestors only."""
+    n = len(root_quats)
+    if not skeleton.legs:
+        return np.zeros(n)
+    chain = set()
+    for leg in skeleton.legs:
+        j = leg[0]
+        while j >= 0:
+            chain.add(j)
+            j = int(skeleton.parents[j])
+    bones = sorted(chain)                  # parents come before children
+    remap = {b: i for i, b in enumerate(bones)}
+    parents = np.array([remap.get(int(skeleton.parents[b]), -1) for b in bones])
+    basis = tf.compose(np.asarray(pose_locations[:, bones], dtype=np.float64),
+                       tf.quat_to_matrix(np.asarray(pose_rotations[:, bones], dtype=np.float64)))
+    pose = tf.pose_fk(parents, None, basis, skeleton.offsets[bones])
+    left, right = (pose[:, remap[leg[0]], :3, 3] for leg in skeleton.legs)
+    lr = left - right                      # facing = (left - right) x Z, as core.measure.path_metrics
+    body = np.arctan2(lr[:, 1], lr[:, 0])  # the yaw whose facing (sin, -cos) is along that
+    return springs.wrap_angle(body - yaw_of(np.asarray(root_quats, dtype=np.float64)))
+
+
+class Matcher:
+    """Stage 2's search: the query of a step (the playing row's pose features and
+    the spring character's trajectory ``traj`` (S, D), raw) against the allowed rows."""
+
+    def __init__(self, db, traj, allowed, index, settings, playable=None):
+        self.db, self.traj, self.allowed, self.index = db, traj, allowed, index
+        self.playable = allowed if playable is None else np.asarray(playable, dtype=bool) | allowed
+        self.margin = settings.search.jump_cost_margin
+        self.bone_cols = np.zeros(db.spec.dim, dtype=bool)
+        slices = feature_spec.group_slices(db.spec)
+        for g in db.spec.groups:
+            if not g.is_trajectory:
+                self.bone_cols[slices[g.name]] = True
+        self.weights = feature_spec.feature_weights(db.spec)
+        self.query = np.empty(db.spec.dim)
+
+    def normalized_query(self, s, cur):
+        """The weighted, normalised query of step ``s`` while row ``cur`` plays."""
+        db, query, bone_cols = self.db, self.query, self.bone_cols
+        query[:] = self.traj[s]
+        # Before anything plays, the pose part is neutral (the mean pose).
+        query[bone_cols] = db.raw[cur, bone_cols] if cur is not None else db.norm.mean[bone_cols]
+        return ((query - db.norm.mean) / db.norm.scale) * self.weights
+
+    def played(self, row, root, rate=1.0, moved_on=None):
+        """Note the row played on a step and the root (x, y, yaw) (the greedy search needs no history)."""
+
+    def search(self, s, cur, can_continue, root=None):
+        """(best row, its cost) for step ``s`` while row ``cur`` plays (None: nothing
+        yet); ``root`` (x, y, yaw) where the character stands (unused here)."""
+        db = self.db
+        qn = self.normalized_query(s, cur)
+        best, best_cost = self.index.search(qn, self.allowed)
+        if can_continue and self.margin > 0:
+            # Play on unless the best row beats the playing one by the margin.
+            own = float(np.sum((qn - db.features[cur]) ** 2))
+            if own <= best_cost + self.margin:
+                return cur, own
+        return best, best_cost
+
+
+class LookAheadMatcher(Matcher):
+    """Stage 2's search with the future in view (core.bake.look_ahead): the rows nearest
+    the query (feature cost plus a jump's contact-phase cost) and the row playing
+    on are ranked again by what playing each would do over the next
+    ``settings.look_ahead.seconds`` of the path."""
+
+    def __init__(self, db, traj, allowed, index, settings, sim_pos, sim_yaw, root_positions, root_quats, fps, turn,
+                 playable=None):
+        super().__init__(db, traj, allowed, index, settings, playable)
+        self.window = settings.search.keep_window
+        self.sim_pos, self.sim_yaw = sim_pos, sim_yaw
+        self.ahead = la.LookAhead(db, root_positions, root_quats, allowed, fps, settings.look_ahead.seconds, turn)
+        self.rows = np.flatnonzero(allowed)
+        self.features = np.asarray(db.features[self.rows], dtype=np.float64)
+        self.row_clips = db.clip_index[self.rows]
+
+    def played(self, row, root, rate=1.0, moved_on=None):
+        self.ahead.played(row, root, rate, moved_on)
+
+    def search(self, s, cur, can_continue, root=None):
+        qn = self.normalized_query(s, cur)
+        d = self.features - qn
+        cost = np.einsum("ij,ij->i", d, d)
+        rows = self.rows
+        if cur is not None:
+            if can_continue:
+                # Rows near the one playing are not jumps: the row playing on stands for them.
+                lo, hi = np.searchsorted(rows, (cur - self.window, cur + self.window + 1))
+                near = self.row_clips[lo:hi] == self.db.clip_index[cur]
+                cost[lo:hi][near] = np.inf
+            rows, cost = self._with_jump_costs(rows, cost, cur)
+        pick = la.rank(cost, la.CANDIDATES)
+        pick = pick[np.isfinite(cost[pick])]
+        cand, base = rows[pick], cost[pick]
+        if cur is not None and can_continue:
+            own = float(np.sum((qn - self.db.features[cur]) ** 2))
+            cand, base = np.append(cur, cand), np.append(own, base)     # first: a tie plays on
+        total = base + self.ahead.future_cost(cand, root, self.sim_pos, self.sim_yaw, s)
+        k = int(np.argmin(total))
+        return int(cand[k]), float(base[k])
+
+
+    def _with_jump_costs(self, rows, cost, cur):
+        """(rows, their feature cost plus the cost of jumping there): only for the
+        rows that can still be among the candidates when there are many (a jump
+        costs at least JUMP_COST, so a row whose feature cost alone is past the
+        candidates' worst total cannot be one); the same candidates as costing all."""
+        extra = self.margin * la.MARGIN_SCALE
+        few = la.CANDIDATES * PRUNE_FACTOR
+        if len(rows) > few:
+            part = np.argpartition(cost, few)
+            sub = np.sort(part[:few])        # in row order: ties rank as among all rows
+            total = cost[sub] + self.ahead.jump_cost(rows[sub], cur) + extra
+            kth = np.partition(total, la.CANDIDATES - 1)[la.CANDIDATES - 1]
+            if cost[part[few]] + la.JUMP_COST + extra > kth:
+                return rows[sub], total
+        return rows, cost + self.ahead.jump_cost(rows, cur) + extra
+
+
+PRUNE_FACTOR = 8    # the look-ahead prices jumps to this many times its candidates (more when that is not enough)

@@ -1,0 +1,102 @@
+"""Stages 2 and 4 step by step: which row plays on each step (searches, jumps,
+the time warp's playback rate) and where the root stands."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..database.search import keep_playing
+from . import time_warp as twp
+from .rows import next_rows
+
+
+@dataclass
+class Played:
+    """Stages 2 and 4, per step."""
+
+    rows: np.ndarray
+    searched: np.ndarray
+    jumped: np.ndarray
+    cost: np.ndarray
+    root_pos: np.ndarray
+    root_yaw: np.ndarray
+    phase: np.ndarray = None     # (S,) time warp: share of the way to the next row (None: off)
+    rate: np.ndarray = None      # (S,) time warp: rows advanced on the step
+
+
+def sharp_change(want_v, v, settings):
+    """Has the wanted velocity changed speed or turned enough to search at once?"""
+    turn = np.arctan2(want_v[0] * v[1] - want_v[1] * v[0], want_v @ v)
+    return (abs(np.hypot(*v) - np.hypot(*want_v)) > settings.search.force_search_speed
+            or (np.hypot(*v) > 0.3 and np.hypot(*want_v) > 0.3 and abs(turn) > settings.search.force_search_angle))
+
+
+def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps, warp=None):
+    """Stages 2 and 4, step by step: search on schedule, at a clip end, or when
+    the wanted motion changes sharply; a best row close to the playing one is no
+    jump; the root follows. ``warp`` (core.bake.time_warp.TimeWarp or None) sets the
+    playback rate. A generator yielding progress (up to 0.8), returning
+    :class:`Played`."""
+    S = len(ctrl)
+    nxt = next_rows(db)
+    rows = np.empty(S, dtype=np.int64)
+    searched = np.zeros(S, dtype=bool)
+    jumped = np.zeros(S, dtype=bool)
+    cost = np.zeros(S)
+    root_pos = np.empty((S, 3))
+    root_yaw = np.empty(S)
+    interval = max(1, int(round(settings.search.search_interval * fps)))
+    cur = None
+    px, py = float(sim_pos[0, 0]), float(sim_pos[0, 1])
+    yaw = float(sim_yaw[0])
+    last_search = -interval
+    want_v = sim_vel[0, :2].copy()
+    phase, rates, rate = (None, None, 1.0) if warp is None else (np.zeros(S), np.ones(S), 1.0)
+    for s in range(S):
+        if s % 256 == 0:
+            yield 0.8 * s / S
+        if cur is not None:
+            rate = 1.0 if warp is None else warp.step_rate(s, cur)
+            px, py, yaw = root.advance(px, py, yaw, cur, sim_pos[s], sim_yaw[s], rate)
+            if warp is None:
+                cur = int(nxt[cur]) if nxt[cur] != cur else cur
+            else:
+                cur = warp.advance(cur)
+        px, py, yaw = root.clamped(px, py, yaw, ctrl[s], sim_yaw[s])
+        v = sim_vel[s, :2]
+        at_end = cur is not None and (nxt[cur] == cur or not matcher.playable[cur])
+        if cur is None or s - last_search >= interval or sharp_change(want_v, v, settings) or at_end:
+            best, best_cost = matcher.search(s, cur, cur is not None and not at_end, (px, py, yaw))
+            searched[s] = True
+            last_search = s
+            want_v = v.copy()
+            cost[s] = best_cost
+            same_clip = cur is not None and db.clip_index[best] == db.clip_index[cur]
+            if cur is None or not (same_clip and keep_playing(cur, best, True, settings.search.keep_window)) \
+                    or (at_end and best != cur):
+                if cur is not None:
+                    jumped[s] = True
+                cur = int(best)
+                if warp is not None:
+                    warp.restart()
+        elif s > 0:
+            cost[s] = cost[s - 1]
+        rows[s] = cur
+        if warp is None:
+            matcher.played(cur, (px, py, yaw))
+        else:
+            matcher.played(cur, (px, py, yaw), rate=rate, moved_on=not jumped[s])
+            phase[s], rates[s] = warp.phase, rate
+        root_pos[s] = (px, py, 0.0)
+        root_yaw[s] = yaw
+    return Played(rows=rows, searched=searched, jumped=jumped, cost=cost, root_pos=root_pos, root_yaw=root_yaw,
+                   phase=phase, rate=rates)
+
+
+def time_warp_state(db, root, sim_vel, settings, fps):
+    """The playback rate's state (core.bake.time_warp), or None when the knob is off."""
+    if not settings.time_warp.on:
+        return None
+    speeds = twp.row_speeds(root.dpos, db.clip_index, db.clip_offsets, fps)
+    wanted = np.hypot(sim_vel[:, 0], sim_vel[:, 1])
+    return twp.TimeWarp(speeds, next_rows(db), wanted, settings.time_warp.time_warp, 1.0 / fps)

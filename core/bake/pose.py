@@ -1,0 +1,81 @@
+"""Stage 3 of the bake: the pose channels of the played rows, blended between
+rows under the time warp, with inertialization hiding each jump, and the
+character frame put on the root bone."""
+
+from dataclasses import replace
+
+import numpy as np
+
+from ..maths import transforms as tf
+from ..maths.springs import decay_spring
+from ..skeleton import virtual_root as vr
+from . import time_warp as twp
+from .rows import angular_velocities_of, next_rows
+
+
+def warped_pose(db, pose_locations, pose_rotations, played, row_steps, hips, fps, halflife):
+    """Stage 3 under the time warp: poses blended at each step's playback
+    position, inertialized at jumps. Returns (played with the nearest rows,
+    the data's own ground travel of each step into the next (S, 3), locations,
+    rotations)."""
+    nxt = next_rows(db)
+    vlocs, vrots, vrows, vnxt = twp.warped_rows(pose_locations, pose_rotations, played.rows, played.phase,
+                                                played.rate, nxt)
+    locs, rots = inertialize(vlocs, vrots, vrows, played.jumped, hips, vnxt, fps, halflife)
+    ahead = np.append(played.rate[1:], played.rate[-1:])           # the rate of the step into the next
+    steps = row_steps[played.rows] * ahead[:, None]
+    return replace(played, rows=twp.nearest_rows(played.rows, played.phase, nxt)), steps, locs, rots
+
+
+def inertialize(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps, halflife):
+    """Stage 3: the played rows' pose channels, float64 (S, J, 3) and (S, J, 4),
+    with each jump's pose difference (every joint's rotation and the hips'
+    location) fading over ``halflife`` (core.maths.inertialization's offsets; between
+    two jumps the fade has a closed form, so the steps of each piece are done
+    at once)."""
+    dt = 1.0 / fps
+    lin = (pose_locations[nxt, hips] - pose_locations[:, hips]) * fps
+    locs = pose_locations[rows].astype(np.float64)
+    rots = tf.quat_normalize(pose_rotations[rows].astype(np.float64))
+    J = rots.shape[1]
+    x, v, px, pv = np.zeros((J, 3)), np.zeros((J, 3)), np.zeros(3), np.zeros(3)
+    jumps = np.flatnonzero(jumped[1:]) + 1
+    # Only the rows jumped from and to need their joints' angular velocities.
+    srcs, dsts = nxt[rows[jumps - 1]], rows[jumps]
+    av_src, av_dst = angular_velocities_of(pose_rotations, nxt, fps, srcs), \
+        angular_velocities_of(pose_rotations, nxt, fps, dsts)
+    for i, (a, b) in enumerate(zip(jumps, np.append(jumps[1:], len(rows)))):
+        # What was playing would have continued to nxt[rows[a - 1]] at this instant:
+        # the new offset is what was shown (with the offset still fading) less the new row.
+        src, r = srcs[i], dsts[i]
+        shown = tf.quat_mul(tf.quat_from_rotvec(x), tf.quat_normalize(pose_rotations[src].astype(np.float64)))
+        x = tf.quat_to_rotvec(tf.quat_mul(shown, tf.quat_conjugate(tf.quat_normalize(
+            pose_rotations[r].astype(np.float64)))))
+        v = (av_src[i] + v) - av_dst[i]
+        px = (pose_locations[src, hips] + px) - pose_locations[r, hips]
+        pv = (lin[src] + pv) - lin[r]
+        # The jump's own step shows the whole offset (what was playing, one data
+        # step on); the fade starts from there (the last value carries on).
+        t = np.arange(0, b - a + 1) * dt
+        xs, vs = decay_spring(x[None], v[None], halflife, t[:, None, None])
+        ps, pvs = decay_spring(px[None], pv[None], halflife, t[:, None])
+        rots[a:b] = tf.quat_mul(tf.quat_from_rotvec(xs[:-1]), rots[a:b])
+        locs[a:b, hips] += ps[:-1]
+        x, v, px, pv = xs[-1], vs[-1], ps[-1], pvs[-1]
+    return locs, rots
+
+
+def pose_root_bone(skeleton, locs, rots, root_pos, root_yaw):
+    """Put the character frame on the root bone's channels (in bone axes), in
+    place; returns the frame's yaw quaternions (S, 4)."""
+    root_quat = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), root_yaw)
+    root_bone = vr.root_bone_matrices(root_pos, root_quat)
+    basis = np.linalg.inv(skeleton.offsets[skeleton.root]) @ root_bone
+    locs[:, skeleton.root] = basis[:, :3, 3]
+    rots[:, skeleton.root] = tf.matrix_to_quat(basis[:, :3, :3])
+    return root_quat
+
+
+def forward_kinematics(skeleton, locs, rots):
+    """Armature-space bone matrices (S, J, 4, 4) of pose channels (S, J, 3) and (S, J, 4)."""
+    return tf.pose_fk(skeleton.parents, None, tf.compose(locs, tf.quat_to_matrix(rots)), skeleton.offsets)

@@ -1,0 +1,81 @@
+"""Stage 4 of the bake: the character's root moved by the played rows' own root
+motion, pulled toward the spring character and clamped to the controller's path."""
+
+import numpy as np
+
+from ..maths import springs
+from . import look_ahead as la
+from .rows import row_deltas, yaw_of
+
+
+class RootMotion:
+    """Stage 4: the character's root (ground position and yaw), moved by the
+    played rows' own root motion, pulled toward the spring character and
+    clamped to the controller's path."""
+
+    def __init__(self, db, root_positions, root_quats, settings, dt):
+        self.dpos, drot = row_deltas(db, root_positions, root_quats)
+        self.dyaw = yaw_of(drot)
+        # Per row: the share of the pull allowed (less while the data plants a foot).
+        planted = db.contacts.any(axis=1) if db.contacts is not None else np.zeros(db.num_rows, dtype=bool)
+        self.share = np.where(planted, settings.root.planted_adjustment, 1.0)
+        self.ratio, self.clamp, self.clamp_a = settings.root.adjustment_ratio, settings.root.clamp_distance,\
+            settings.root.clamp_angle
+        self.alpha = 1.0 - np.exp(-np.log(2.0) / settings.root.adjustment_halflife * dt)
+        # With the look-ahead on, the heading may also be corrected at a small rate of its own.
+        self.turn_floor = la.TUNING.heading_mend_rate * dt if settings.look_ahead.on else 0.0
+        # The fastest turn a step may take (the data's own, corrections included).
+        self.turn_cap = float(np.percentile(np.abs(self.dyaw), TURN_PERCENTILE)) if settings.root.turn_like_data \
+            else np.inf
+
+    def advance(self, px, py, yaw, row, sim_xy, sim_yaw, rate=1.0):
+        """One step along the row being left: its own root motion (times the
+        time warp's ``rate``), in our frame, then the pull toward the spring
+        character (at most ratio * own motion)."""
+        c, sn = np.cos(yaw), np.sin(yaw)
+        lx, ly = self.dpos[row, 0], self.dpos[row, 1]
+        dyaw_row = self.dyaw[row]
+        if rate != 1.0:
+            lx, ly, dyaw_row = lx * rate, ly * rate, dyaw_row * rate
+        vx, vy = c * lx - sn * ly, sn * lx + c * ly
+        px += vx
+        py += vy
+        yaw += dyaw_row
+        alpha, ratio = self.alpha, self.ratio * self.share[row]
+        ax, ay = (sim_xy[0] - px) * alpha, (sim_xy[1] - py) * alpha
+        limit = ratio * np.hypot(vx, vy)
+        mag = np.hypot(ax, ay)
+        if mag > limit:
+            ax, ay = ax * limit / max(mag, 1e-12), ay * limit / max(mag, 1e-12)
+        px += ax
+        py += ay
+        dyw = springs.wrap_angle(sim_yaw - yaw)
+        limit_a = ratio * abs(dyaw_row) + self.turn_floor
+        step_a = float(np.clip(dyw * alpha, -limit_a, limit_a))
+        yaw += capped_turn(dyaw_row, step_a, self.turn_cap) - dyaw_row
+        return px, py, yaw
+
+    def clamped(self, px, py, yaw, ctrl_xy, sim_yaw):
+        """Within the clamp distance of the controller (the path the user asked
+        for; the spring character only smooths it) and the clamp angle of the
+        wanted facing."""
+        clamp = self.clamp
+        ex, ey = px - ctrl_xy[0], py - ctrl_xy[1]
+        d = np.hypot(ex, ey)
+        if d > clamp:
+            px, py = ctrl_xy[0] + ex * clamp / d, ctrl_xy[1] + ey * clamp / d
+        dyw = springs.wrap_angle(yaw - sim_yaw)
+        if abs(dyw) > self.clamp_a:
+            yaw = sim_yaw + np.sign(dyw) * self.clamp_a
+        return px, py, yaw
+
+
+TURN_PERCENTILE = 99.9   # the root's fastest turn per step: this percentile of the database's own
+
+
+def capped_turn(data, correction, cap):
+    """A step's whole yaw change: the data's own ``data`` plus ``correction``,
+    held within ``cap`` (radians per step) unless the data alone turns faster
+    (then a correction may only slow it)."""
+    cap = max(cap, abs(data))
+    return min(max(float(data + correction), -cap), cap)
