@@ -208,7 +208,7 @@ def run_steps(context, controller, armature, settings, tag_query="", frame_start
     report = bake_report.measure_bake(
         take_of(database), skeleton, result, bake_report.BakeFrames(frames, times, sfps, locs, rots), allowed,
         facing if settings.strafe.enabled else None, sim_seconds, path_scale,
-        cache=lambda key, make: database_store.derived(db, key, make))
+        cache=lambda key, make: database_store.derived(database, key, make))
     report.note = note
     ctrl_frames = np.column_stack([np.interp(frames, sim_frames, ctrl_world[:, k]) for k in range(3)])
     return BakeOutput(result=result, frames=frames, times=times, locations=locs, rotations=rots,
@@ -219,7 +219,8 @@ def take_of(database):
     """The database's rows as the report measures them (core.measure.joints.Take)."""
     db = database.matching
     return Take(clip_offsets=np.asarray(db.clip_offsets), clip_fps=np.asarray(db.clip_fps, dtype=np.float64),
-                mirrored=np.asarray(database.clips.mirrored, dtype=bool), clip_index=np.asarray(db.clip_index),
+                mirrored=np.array([database.clips.is_mirror(c) for c in range(len(db.clip_names))], dtype=bool),
+                clip_index=np.asarray(db.clip_index),
                 contacts=db.contacts if db.contacts is not None else np.zeros((db.num_rows, 2), dtype=bool),
                 toe_positions=np.asarray(database.toe_positions), foot_positions=np.asarray(database.foot_positions),
                 root_positions=np.asarray(database.root.positions), root_quats=np.asarray(database.root.quats),
