@@ -465,6 +465,7 @@ class SearchIndex:
         # 2. Scan the few most promising groups to get a good best cost early.
         n_groups = group_bounds.shape[0]
         if n_groups > _SEED_GROUPS:
+            # Which of tied groups seed only changes how fast, not the answer (steps 3-4).
             seeds = np.argpartition(group_bounds, _SEED_GROUPS - 1)[:_SEED_GROUPS]
         else:
             seeds = np.arange(n_groups)
