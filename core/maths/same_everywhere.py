@@ -17,3 +17,25 @@ def arctan2(y, x):
     y, x = np.broadcast_arrays(np.asarray(y, dtype=np.float64), np.asarray(x, dtype=np.float64))
     out = np.fromiter(map(math.atan2, y.ravel().tolist(), x.ravel().tolist()), dtype=np.float64, count=y.size)
     return out.reshape(y.shape)
+
+
+def _each(fn, x):
+    x = np.asarray(x, dtype=np.float64)
+    return np.fromiter(map(fn, x.ravel().tolist()), dtype=np.float64, count=x.size).reshape(x.shape)
+
+
+def _exp(v):
+    try:
+        return math.exp(v)
+    except OverflowError:
+        return math.inf
+
+
+def exp(x):
+    """``np.exp(x)`` (float64) computed by ``math.exp`` (overflow gives inf, as numpy's)."""
+    return _each(_exp, x)
+
+
+def arccos(x):
+    """``np.arccos(x)`` (float64, x within [-1, 1]) computed by ``math.acos``."""
+    return _each(math.acos, x)

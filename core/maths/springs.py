@@ -31,6 +31,7 @@ import math
 import numpy as np
 
 from ..errors import MotionMatchingError
+from . import same_everywhere
 
 LN2 = float(np.log(2.0))
 
@@ -86,7 +87,7 @@ def critical_spring(x, v, goal, halflife, dt):
     g = np.asarray(goal, dtype=np.float64)
     j0 = x - g
     j1 = v + j0 * y
-    e = np.exp(-y * dt)  # underflows to exactly 0 for huge dt: the spring is at rest
+    e = same_everywhere.exp(-y * dt)  # underflows to exactly 0 for huge dt: the spring is at rest
     return e * (j0 + j1 * dt) + g, e * (v - j1 * y * dt)
 
 
@@ -117,7 +118,7 @@ def yaw_to_facing(yaw):
 def facing_to_yaw(facing):
     """Ground-plane facings (..., 2) (any length > 0) to yaw angles in ``(-pi, pi]``."""
     f = np.asarray(facing, dtype=np.float64)
-    return np.arctan2(f[..., 0], -f[..., 1])
+    return same_everywhere.arctan2(f[..., 0], -f[..., 1])
 
 
 def yaw_spring(yaw, yaw_rate, goal_yaw, halflife, dt):
