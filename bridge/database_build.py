@@ -18,6 +18,7 @@ from ..core.skeleton import virtual_root as vr
 from ..core.database.checks import ADDON_FORMAT, check_arrays
 from ..core.errors import MotionMatchingError
 from . import armature_data, compat, database_mirror, database_search, database_store
+from . import retarget as retarget_bridge
 from .scene_data import scene_fps
 
 
@@ -394,6 +395,7 @@ def build(scene, progress=None):
     })
     if any(mirrored):
         arrays["clip_mirrored"] = np.array(mirrored, dtype=bool)
+    arrays.update(retarget_bridge.source_record(first_obj))   # a bake onto a character in another file reads it
     summary = {
         "rows": db.num_rows, "features": db.dim, "clips": len(clips),
         "valid_rows": int(db.valid.sum()), "excluded_rows": int(db.excluded.sum()),

@@ -7,6 +7,7 @@ Everything is computed and checked before anything in the file changes; a
 failure while writing removes what was written.
 """
 
+import json
 import os
 
 import bpy
@@ -349,10 +350,53 @@ class Setup:
     """
 
 
+SOURCE_KEYS = ("source_name", "source_matrix_world", "source_bone_lengths", "source_mapping_json", "source_tpose",
+               "source_tpose_known", "source_tpose_words", "source_notes_json")
+
+
+def source_record(source, prefer="DEF"):
+    """What :func:`plan_for` reads of the source armature (its mapping, skeleton,
+    object frame and T-pose by AUTO), as arrays a database keeps, so that a file
+    holding only the character can bake onto it. {} when it cannot be read
+    (no humanoid mapping): baking onto another rig then needs the armature."""
+    try:
+        mapping, _auto = mapping_for(source, prefer)
+        names, _parents, _offsets, lengths, _heads, _tails = skeleton_arrays(source)
+        src = skeleton(source, "source '%s'" % source.name, mapping)
+        tpose, words = tpose_for(None, source, src.names, "AUTO", 1)
+        notes = []
+        if words == "rest pose":
+            tpose, words = _unless_a_pose(src, tpose, words, notes)
+    except MotionMatchingError:
+        return {}
+    known = np.isfinite(tpose.rotations).all(axis=1) & np.isfinite(tpose.heads).all(axis=1)
+    rows = np.where(known[:, None], np.concatenate([tpose.rotations, tpose.heads], axis=1), 0.0)
+    return {"source_name": np.array(source.name), "source_matrix_world": np.array(source.matrix_world, dtype=np.float64),
+            "source_bone_lengths": np.asarray(lengths, dtype=np.float64),
+            "source_mapping_json": np.array(json.dumps(mapping, sort_keys=True)),
+            "source_tpose": rows.astype(np.float64), "source_tpose_known": known,
+            "source_tpose_words": np.array(words), "source_notes_json": np.array(json.dumps(notes))}
+
+
+def _recorded_source(arrays):
+    """(mapping, skeleton, T-pose, words, notes) of the source a database recorded."""
+    names = [str(n) for n in arrays["bone_names"]]
+    mapping = json.loads(str(arrays["source_mapping_json"]))
+    frame = core_rt.split_object_matrix(np.asarray(arrays["source_matrix_world"], dtype=np.float64))[1]
+    src = core_rt.RetargetSkeleton(names, np.asarray(arrays["bone_parents"], dtype=np.int64),
+                                   np.asarray(arrays["bone_offsets"]), np.asarray(arrays["source_bone_lengths"]),
+                                   mapping, "source '%s'" % arrays["source_name"], None, frame=frame)
+    rows = np.where(np.asarray(arrays["source_tpose_known"])[:, None], np.asarray(arrays["source_tpose"]), np.nan)
+    tpose = core_rt.TPose(rows[:, :4], rows[:, 4:])
+    return mapping, src, tpose, str(arrays["source_tpose_words"]), json.loads(str(arrays["source_notes_json"]))
+
+
 def plan_for(context, source, target, source_tpose="AUTO", source_frame=1, target_tpose="AUTO",
-             target_frame=1, root_motion="HIPS", scale=None, prefer="DEF"):
+             target_frame=1, root_motion="HIPS", scale=None, prefer="DEF", recorded=None):
     """Read both armatures (mappings, T-poses, the target's constraints) and
-    make the core plan. Changes nothing in the file.
+    make the core plan. Changes nothing in the file. ``recorded``: a database's
+    arrays holding :func:`source_record`, read instead of ``source`` (None then;
+    its T-pose by AUTO, root motion from the hips).
 
     The target's constraints that retargeting can follow (read_constraints)
     are followed, so keys on controls that hang from constrained mechanism
@@ -360,21 +404,27 @@ def plan_for(context, source, target, source_tpose="AUTO", source_frame=1, targe
     themselves constrained (Rigify's DEF- bones), their keys only show with
     the constraints muted, and the plan assumes them all muted (a warning says so).
     """
-    if source == target:
+    if recorded is None and source == target:
         raise MotionMatchingError("The source and the target are the same armature (%s)." % source.name)
     for obj, role in ((source, "source"), (target, "target")):
-        if obj is None or obj.type != "ARMATURE":
+        if (obj is None and (role == "target" or recorded is None)) or (obj is not None and obj.type != "ARMATURE"):
             raise MotionMatchingError("The %s must be an armature." % role)
     setup = Setup()
-    setup.source_map, setup.source_auto = mapping_for(source, prefer)
+    notes = []
+    if recorded is None:
+        setup.source_map, setup.source_auto = mapping_for(source, prefer)
+        src = skeleton(source, "source '%s'" % source.name, setup.source_map)
+    else:
+        setup.source_map, src, src_tp, src_words, recorded_notes = _recorded_source(recorded)
+        setup.source_auto, source_tpose, root_motion = False, "RECORDED", "HIPS"
+        notes.extend(recorded_notes)
     setup.target_map, setup.target_auto = mapping_for(target, prefer)
-    src = skeleton(source, "source '%s'" % source.name, setup.source_map)
     tgt_label = "target '%s'" % target.name
     followed, others = read_constraints(target, armature_data.bone_order(target.data)[0])
     tgt = skeleton(target, tgt_label, setup.target_map, followed)
-    src_tp, src_words = tpose_for(context, source, src.names, source_tpose, source_frame)
+    if recorded is None:
+        src_tp, src_words = tpose_for(context, source, src.names, source_tpose, source_frame)
     tgt_tp, tgt_words = tpose_for(context, target, tgt.names, target_tpose, target_frame)
-    notes = []
     if source_tpose == "AUTO" and src_words == "rest pose":
         src_tp, src_words = _unless_a_pose(src, src_tp, src_words, notes)
     if target_tpose == "AUTO" and tgt_words == "rest pose":

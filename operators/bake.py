@@ -60,7 +60,7 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
         _db, arrays, note = database
         setup = None
         if bake_bridge.needs_retarget(target, bake_bridge.skeleton_of(arrays)):
-            setup = bake_bridge.retarget_setup(context, target, self.scale or None)
+            setup = bake_bridge.retarget_setup(context, target, self.scale or None, arrays)
         steps = bake_bridge.run_steps(context, ctrl, target, self.settings(context), tag_query=query, frame_start=fs,
                                       frame_end=fe, path_scale=setup.plan.scale if setup else 1.0,
                                       to_bake=bake_bridge.controller_matrix(setup) if setup else None,

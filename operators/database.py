@@ -198,7 +198,7 @@ class MOTION_MATCHING_OT_import_database(bpy.types.Operator, ImportHelper):
             self.report({"ERROR"}, "%s is not a usable database: %s" % (os.path.basename(self.filepath), ex))
             return {"CANCELLED"}
         settings = _settings(context)
-        database_store.store(context.scene, data)
+        database_store.store(context.scene, data, imported=True)
         settings.database_built = True
         settings.database_stale = False
         settings.database_summary = "%d rows, %d features (imported from %s)" % (
