@@ -614,7 +614,8 @@ class _LookAheadMatcher(_Matcher):
     def search(self, s, cur, can_continue, root=None):
         qn = self.normalized_query(s, cur)
         d = self.features - qn
-        cost = np.add.reduce(d * d, axis=1)   # a fixed summation order (no SIMD- or BLAS-dependent one)
+        np.multiply(d, d, out=d)
+        cost = np.add.reduce(d, axis=1)     # a fixed summation order (einsum's depends on the SIMD code)
         rows = self.rows
         if cur is not None:
             if can_continue:
