@@ -1,6 +1,6 @@
 """Functions whose last bit does not depend on the processor or numpy's version.
 
-numpy computes float64 ``arctan2`` (and ``exp``, ``log``, ``arccos``, ...) with
+numpy computes float64 ``arctan2`` and ``exp`` (and ``log``, ``arccos``, ...) with
 vector code chosen at run time: with AVX-512 it uses its own approximations,
 without it the C library's, and the two differ in the last bit now and then.
 Costs that decide which row the bake plays must not, so they use these: the C
@@ -34,8 +34,3 @@ def _exp(v):
 def exp(x):
     """``np.exp(x)`` (float64) computed by ``math.exp`` (overflow gives inf, as numpy's)."""
     return _each(_exp, x)
-
-
-def arccos(x):
-    """``np.arccos(x)`` (float64, x within [-1, 1]) computed by ``math.acos``."""
-    return _each(math.acos, x)

@@ -16,3 +16,12 @@ def test_arctan2_is_the_c_librarys_value_by_value_and_broadcasts():
     assert np.array_equal(got, np.array(want))
     assert np.allclose(got, np.arctan2(y, x), rtol=1e-15, atol=0)
     assert same_everywhere.arctan2(1.0, -1.0) == math.atan2(1.0, -1.0)
+
+
+def test_exp_is_the_c_librarys_value_and_overflows_to_inf_as_numpys():
+    x = np.array([[-800.0, -1.5, 0.0], [0.25, 3.0, 800.0]])
+    got = same_everywhere.exp(x)
+    assert got.shape == (2, 3)
+    assert got[0, 0] == 0.0 and got[1, 2] == np.inf
+    assert np.array_equal(got[:, 1:2].ravel(), [math.exp(-1.5), math.exp(3.0)])
+    assert np.allclose(got[:, :2], np.exp(x[:, :2]), rtol=1e-15, atol=0)
