@@ -58,8 +58,9 @@ def controller_object(context, name=""):
 
 def ensure_database(context):
     """The scene's database, rebuilt first when it is missing or stale and the
-    inputs to rebuild it are there. Returns (core MotionDatabase, note) where
-    note says plainly what happened ('' when nothing did)."""
+    inputs to rebuild it are there (an imported one is used as it is). Returns
+    (core MotionDatabase, note) where note says plainly what happened ('' when
+    nothing did). A refusal changes nothing, the stale flag included."""
     scene = context.scene
     settings = scene.motion_matching
     note = ""
@@ -68,7 +69,7 @@ def ensure_database(context):
             raise MotionMatchingError("There is no database: list the actions to match and build it (Database panel).")
         database_build.build_and_store(context)
         note = "The database was built first."
-    elif handlers.check_stale(scene) or settings.database_stale:
+    elif not database_store.is_imported(scene) and (handlers.is_stale(scene) or settings.database_stale):
         if len(settings.entries) and all(e.action and e.armature for e in settings.entries):
             database_build.build_and_store(context)
             note = "The database was out of date and was rebuilt first."
@@ -289,11 +290,17 @@ def source_armature(context):
                               "(its bone mapping and T-pose): it is gone.")
 
 
-def retarget_setup(context, target, scale=None):
+def retarget_setup(context, target, scale=None, database=None):
     """The retarget set-up (bridge.retarget.Setup) from the database's armature
-    onto ``target`` (``scale``: the size ratio, None for automatic)."""
+    onto ``target`` (``scale``: the size ratio, None for automatic): the armature
+    in the file for a database built here, else the armature the ``database``
+    (core MotionDatabase) recorded (an imported database, in a file that may lack it)."""
     from . import retarget as retarget_bridge
 
+    scene = context.scene
+    recorded = database is not None and database.source is not None
+    if recorded and (database_store.is_imported(scene) or not any(e.armature for e in scene.motion_matching.entries)):
+        return retarget_bridge.plan_for(context, None, target, scale=scale, recorded=database)
     return retarget_bridge.plan_for(context, source_armature(context), target, scale=scale)
 
 

@@ -40,7 +40,7 @@ def start(context, settings, controller="", armature="", frame_start=0, frame_en
     motion_database, note = database
     setup = None
     if bake_bridge.needs_retarget(target, bake_bridge.skeleton_of(motion_database)):
-        setup = bake_bridge.retarget_setup(context, target, scale or None)
+        setup = bake_bridge.retarget_setup(context, target, scale or None, motion_database)
     steps = bake_bridge.run_steps(context, ctrl, target, settings, tag_query=query, frame_start=fs, frame_end=fe,
                                   path_scale=setup.plan.scale if setup else 1.0,
                                   to_bake=bake_bridge.controller_matrix(setup) if setup else None, database=database)

@@ -20,6 +20,7 @@ from ..core.maths import transforms as tf
 from ..core.skeleton import virtual_root as vr
 from ..core.errors import MotionMatchingError
 from . import armature_data, bake_props, compat, database_mirror, database_search, database_store
+from . import retarget as retarget_bridge
 from .scene_data import scene_fps
 
 
@@ -388,6 +389,7 @@ def build(scene, progress=None):
                            mirrored=np.array(mirrored, dtype=bool) if any(mirrored) else None),
         feature_bones=mdb.FeatureBones(**bones),
         fingerprint=fingerprint(scene),
+        source=retarget_bridge.source_record(first_obj),   # a bake onto a character in another file reads it
     )
     summary = {
         "rows": db.num_rows, "features": db.dim, "clips": len(clips),

@@ -26,6 +26,9 @@ from ..core.errors import MotionMatchingError
 
 PROP = "motion_matching_database"
 PROP_ID = "motion_matching_database_sha1"
+# Set when the database came from Import Database: it is what the bake uses, and
+# the file's database list (which did not build it) cannot make it stale.
+PROP_IMPORTED = "motion_matching_database_imported"
 
 _cache = {}   # SHA-1 of the stored bytes -> _Entry
 
@@ -53,10 +56,11 @@ def has_database(scene):
     return PROP in scene
 
 
-def store(scene, data):
+def store(scene, data, imported=False):
     """Keep ``data`` as the scene's database. Callers check the bytes first (import
     reads them with :func:`from_bytes`; a build checks its arrays), so nothing
-    unchecked replaces a database."""
+    unchecked replaces a database. ``imported``: it came from a file, not from
+    this file's database list."""
     data = bytes(data)
     # Remove first: assigning bytes over an existing bytes property copies
     # only up to the first zero byte in some Blender versions.
@@ -67,11 +71,20 @@ def store(scene, data):
         raise MotionMatchingError("Blender did not keep the whole database (%d of %d bytes)."
                                   % (len(scene[PROP]), len(data)))
     scene[PROP_ID] = hashlib.sha1(data).hexdigest()
+    if imported:
+        scene[PROP_IMPORTED] = True
+    elif PROP_IMPORTED in scene:
+        del scene[PROP_IMPORTED]
     _cache.clear()
 
 
+def is_imported(scene):
+    """Whether the scene's database came from Import Database (not built from its list)."""
+    return PROP in scene and bool(scene.get(PROP_IMPORTED, False))
+
+
 def clear(scene):
-    for key in (PROP, PROP_ID):
+    for key in (PROP, PROP_ID, PROP_IMPORTED):
         if key in scene:
             del scene[key]
     _cache.clear()

@@ -7,13 +7,18 @@ from . import database_build, database_store
 from .properties import mark_stale
 
 
-def check_stale(scene):
-    """Compare the stored database's fingerprint with the scene's inputs now;
-    mark the database stale (and return True) when they differ."""
-    if not database_store.has_database(scene):
+def is_stale(scene):
+    """Whether a database built in this file from its list no longer matches the
+    list's inputs (an imported database never is). Changes nothing."""
+    if not database_store.has_database(scene) or database_store.is_imported(scene):
         return False
     stored = database_store.load(scene).fingerprint
-    stale = stored != database_build.fingerprint(scene)
+    return stored != database_build.fingerprint(scene)
+
+
+def check_stale(scene):
+    """:func:`is_stale`, and mark the database stale (and return True) when it is."""
+    stale = is_stale(scene)
     if stale:
         mark_stale(scene)
     return stale

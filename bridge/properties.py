@@ -13,14 +13,17 @@ from bpy.props import (
     IntProperty, PointerProperty, StringProperty,
 )
 
+from . import database_store
 from .bake_props import MOTION_MATCHING_PG_bake_settings
 from .retarget_props import MOTION_MATCHING_PG_bone_map, MOTION_MATCHING_PG_retarget
 
 
 def mark_stale(scene):
-    """Say that the scene's database no longer matches its inputs (if it has one)."""
+    """Say that the scene's database no longer matches its inputs (if it has one
+    built from them: an imported database does not depend on the list)."""
     settings = getattr(scene, "motion_matching", None) if scene else None
-    if settings is not None and settings.database_built and not settings.database_stale:
+    if settings is not None and settings.database_built and not settings.database_stale \
+            and not database_store.is_imported(scene):
         settings.database_stale = True
 
 

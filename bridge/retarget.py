@@ -16,6 +16,7 @@ import numpy as np
 from ..core.skeleton import humanoid_joints, humanoid_map
 from ..core.retarget import frames as rt_frames, plan as rt_plan, rig as rt_rig, tpose as rt_tpose
 from ..core.maths import transforms as tf
+from ..core.database.motion_database import SourceRecord
 from ..core.errors import MotionMatchingError
 from . import armature_data, compat
 from .virtual_root import key_times
@@ -356,10 +357,46 @@ class Setup:
     warnings: list = field(default_factory=list)   # sentences for the report
 
 
+def source_record(source, prefer="DEF"):
+    """What :func:`plan_for` reads of the source armature (its mapping, object
+    frame, bone lengths and T-pose by AUTO) as a database keeps it
+    (core.database.motion_database.SourceRecord), so that a file holding only
+    the character can bake onto it. None when it cannot be read (no humanoid
+    mapping): baking onto another rig then needs the armature."""
+    try:
+        mapping, _auto = mapping_for(source, prefer)
+        _names, _parents, _offsets, lengths, _heads, _tails = skeleton_arrays(source)
+        src = skeleton(source, "source '%s'" % source.name, mapping)
+        tpose, words = tpose_for(None, source, src.names, "AUTO", 1)
+        notes = []
+        if words == "rest pose":
+            tpose, words = _unless_a_pose(src, tpose, words, notes)
+    except MotionMatchingError:
+        return None
+    known = np.isfinite(tpose.rotations).all(axis=1) & np.isfinite(tpose.heads).all(axis=1)
+    rows = np.where(known[:, None], np.concatenate([tpose.rotations, tpose.heads], axis=1), 0.0)
+    return SourceRecord(name=source.name, matrix_world=np.array(source.matrix_world, dtype=np.float64),
+                        bone_lengths=np.asarray(lengths, dtype=np.float64), mapping=mapping, tpose=rows,
+                        tpose_known=known, tpose_words=words, notes=notes)
+
+
+def _recorded_source(database):
+    """(mapping, skeleton, T-pose, words) of the source armature a database recorded."""
+    record = database.source
+    frame = rt_rig.split_object_matrix(record.matrix_world)[1]
+    src = rt_rig.RetargetSkeleton(list(database.skeleton.names), np.asarray(database.skeleton.parents, dtype=np.int64),
+                                  np.asarray(database.skeleton.offsets), record.bone_lengths, record.mapping,
+                                  "source '%s'" % record.name, None, frame=frame)
+    rows = np.where(record.tpose_known[:, None], record.tpose, np.nan)
+    return record.mapping, src, rt_rig.TPose(rows[:, :4], rows[:, 4:]), record.tpose_words
+
+
 def plan_for(context, source, target, source_tpose="AUTO", source_frame=1, target_tpose="AUTO",
-             target_frame=1, root_motion="HIPS", scale=None, prefer="DEF"):
+             target_frame=1, root_motion="HIPS", scale=None, prefer="DEF", recorded=None):
     """Read both armatures (mappings, T-poses, the target's constraints) and
-    make the core plan. Changes nothing in the file.
+    make the core plan. Changes nothing in the file. ``recorded``: a database
+    (core MotionDatabase) whose ``source`` record is read instead of ``source``
+    (None then; its T-pose by AUTO, root motion from the hips).
 
     The target's constraints that retargeting can follow (read_constraints)
     are followed, so keys on controls that hang from constrained mechanism
@@ -367,20 +404,26 @@ def plan_for(context, source, target, source_tpose="AUTO", source_frame=1, targe
     themselves constrained (Rigify's DEF- bones), their keys only show with
     the constraints muted, and the plan assumes them all muted (a warning says so).
     """
-    if source == target:
+    if recorded is None and source == target:
         raise MotionMatchingError("The source and the target are the same armature (%s)." % source.name)
     for obj, role in ((source, "source"), (target, "target")):
-        if obj is None or obj.type != "ARMATURE":
+        if (obj is None and (role == "target" or recorded is None)) or (obj is not None and obj.type != "ARMATURE"):
             raise MotionMatchingError("The %s must be an armature." % role)
-    source_map, source_auto = mapping_for(source, prefer)
+    notes = []
+    if recorded is None:
+        source_map, source_auto = mapping_for(source, prefer)
+        src = skeleton(source, "source '%s'" % source.name, source_map)
+    else:
+        source_map, src, src_tp, src_words = _recorded_source(recorded)
+        source_auto, source_tpose, root_motion = False, "RECORDED", "HIPS"
+        notes.extend(recorded.source.notes)
     target_map, target_auto = mapping_for(target, prefer)
-    src = skeleton(source, "source '%s'" % source.name, source_map)
     tgt_label = "target '%s'" % target.name
     followed, others = read_constraints(target, armature_data.bone_order(target.data)[0])
     tgt = skeleton(target, tgt_label, target_map, followed)
-    src_tp, src_words = tpose_for(context, source, src.names, source_tpose, source_frame)
+    if recorded is None:
+        src_tp, src_words = tpose_for(context, source, src.names, source_tpose, source_frame)
     tgt_tp, tgt_words = tpose_for(context, target, tgt.names, target_tpose, target_frame)
-    notes = []
     if source_tpose == "AUTO" and src_words == "rest pose":
         src_tp, src_words = _unless_a_pose(src, src_tp, src_words, notes)
     if target_tpose == "AUTO" and tgt_words == "rest pose":

@@ -6,7 +6,6 @@ import bpy
 from bpy.props import BoolProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from ..core.database import checks as database_check
 from ..core.errors import MotionMatchingError
 from ..core.io.npz_reader import MAX_INFLATED_BYTES
 from ..bridge import database_build, database_store
@@ -196,7 +195,7 @@ class MOTION_MATCHING_OT_import_database(bpy.types.Operator, ImportHelper):
             self.report({"ERROR"}, "%s is not a usable database: %s" % (os.path.basename(self.filepath), ex))
             return {"CANCELLED"}
         settings = _settings(context)
-        database_store.store(context.scene, data)
+        database_store.store(context.scene, data, imported=True)
         settings.database_built = True
         settings.database_stale = False
         settings.database_summary = "%d rows, %d features (imported from %s)" % (

@@ -249,14 +249,14 @@ class MOTION_MATCHING_OT_database_report(bpy.types.Operator):
             self.report({"ERROR"}, str(ex))
             return {"CANCELLED"}
         text = core_coverage.format_report_text(report)
-        scene_data.write_text("Motion Matching Coverage", text)
-        if self.filepath:
+        if self.filepath:   # first: a refusal leaves no text block behind
             try:
                 with open(bpy.path.abspath(self.filepath), "w") as fh:
                     json.dump(report, fh, indent=2)
             except OSError as ex:
                 self.report({"ERROR"}, "Cannot write %s: %s." % (self.filepath, ex.strerror or ex))
                 return {"CANCELLED"}
+        scene_data.write_text("Motion Matching Coverage", text)
         missing = [m["name"] for m in report.get("moves", []) if m.get("status") == "missing"]
         gaps = [g for g in report.get("gaps", []) if g.get("kind") == "empty"]
         self.report({"INFO"}, "Coverage: %.1f s in %d clips; %s; %d empty speed/turn regions (see the text "

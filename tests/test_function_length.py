@@ -63,7 +63,6 @@ def long_file_reason(source, limit=FILE_LIMIT):
     return len(lines)
 
 
-@pytest.mark.xfail(strict=True, reason="the big core files are being split by stage")
 def test_no_core_file_over_400_lines_without_a_reason():
     found = []
     for name in core_files():

@@ -123,7 +123,9 @@ def run(fps_list, keys_path=None):
     import numpy as np
 
     obj = setup()
-    out = {"blender": bpy.app.version_string, "numpy": np.__version__, "rows": {}}
+    out = {"blender": bpy.app.version_string, "numpy": np.__version__, "rows": {},
+           "cpu_features_off": os.environ.get("NPY_DISABLE_CPU_FEATURES", ""),
+           "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE", "")}
     every = {}
     for name, fps, query in rows(fps_list):
         label = "%s/%s/%d" % (name, query or "all", fps)
@@ -169,7 +171,9 @@ def compare(paths):
                 bad += 1
                 print("differs: %s (%s %s vs %s %s)" % (label, paths[0], (a or "missing")[:12], p,
                                                         (b or "missing")[:12]))
-    versions = ", ".join("Blender %s numpy %s" % (r["blender"], r["numpy"]) for r in runs)
+    versions = ", ".join("Blender %s numpy %s%s%s" % (
+        r["blender"], r["numpy"], " without AVX-512" if r.get("cpu_features_off") else "",
+        (" OpenBLAS %s" % r["openblas_coretype"]) if r.get("openblas_coretype") else "") for r in runs)
     n = len(first["rows"])
     print("%d rows compared across %s: %s" % (n, versions, "identical" if not bad else "%d differ" % bad))
     return 1 if bad else 0

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..maths import springs
+from ..maths import same_everywhere, springs
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ class LookAhead:
         ends = np.asarray(db.clip_offsets[1:], dtype=np.int64)[db.clip_index] - 1
         ahead = np.minimum(np.arange(n)[:, None] + self.offsets[None, :], ends[:, None])
         pos = np.asarray(root_positions, dtype=np.float64)
-        yaw = 2.0 * np.arctan2(np.asarray(root_quats)[:, 3], np.asarray(root_quats)[:, 0])
+        yaw = 2.0 * same_everywhere.arctan2(np.asarray(root_quats)[:, 3], np.asarray(root_quats)[:, 0])
         d = pos[ahead, :2] - pos[:, None, :2]
         c, s = np.cos(yaw)[:, None], np.sin(yaw)[:, None]
         # Each row's future root, in the row's own ground frame: (N, M) x, y and yaw change.
@@ -232,9 +232,35 @@ class LookAhead:
                                           axis=1)
 
 
-def rank(costs, k):
+def tie_order(db):
+    """(N,) each row's place in the order that breaks ties between equal costs:
+    the lowest frame (within its clip) first, then the lowest clip. A clip added
+    twice thus offers both copies among the candidates, not only the first."""
+    order = np.lexsort((db.clip_index, db.frame_index))
+    place = np.empty(len(order), dtype=np.int64)
+    place[order] = np.arange(len(order))
+    return place
+
+
+def smallest(costs, k, order=None):
+    """Indices of the ``k`` smallest of ``costs`` (all when fewer), in index order.
+    Among equal costs at the cut, those lowest in ``order`` (default: the index)
+    are kept, so the set does not depend on how numpy's partition orders ties
+    (its version, the processor)."""
+    costs = np.asarray(costs)
+    if k >= len(costs):
+        return np.arange(len(costs))
+    cut = np.partition(costs, k - 1)[k - 1]        # a value: the same on every machine
+    below = np.flatnonzero(costs < cut)
+    tied = np.flatnonzero(costs == cut)
+    if order is not None:
+        tied = tied[np.argsort(order[tied], kind="stable")]
+    return np.sort(np.concatenate([below, tied[:k - len(below)]]))
+
+
+def rank(costs, k, order=None):
     """Indices of the ``k`` smallest of ``costs`` (all when fewer), in a fixed
-    order (by cost, then index) so the same inputs give the same choice."""
-    k = min(k, len(costs))
-    part = np.argpartition(costs, k - 1)[:k] if k < len(costs) else np.arange(len(costs))
-    return part[np.lexsort((part, costs[part]))]
+    order (by cost, then ``order``, default the index) so the same inputs give
+    the same choice on every machine."""
+    part = smallest(costs, min(k, len(costs)), order)
+    return part[np.lexsort((part if order is None else order[part], costs[part]))]

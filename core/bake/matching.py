@@ -102,6 +102,7 @@ class LookAheadMatcher(Matcher):
         self.rows = np.flatnonzero(allowed)
         self.features = np.asarray(db.features[self.rows], dtype=np.float64)
         self.row_clips = db.clip_index[self.rows]
+        self.tie = la.tie_order(db)     # ties: lowest frame, then lowest clip
 
     def played(self, row, root, rate=1.0, moved_on=None):
         self.ahead.played(row, root, rate, moved_on)
@@ -109,7 +110,8 @@ class LookAheadMatcher(Matcher):
     def search(self, s, cur, can_continue, root=None):
         qn = self.normalized_query(s, cur)
         d = self.features - qn
-        cost = np.einsum("ij,ij->i", d, d)
+        np.multiply(d, d, out=d)
+        cost = np.add.reduce(d, axis=1)     # a fixed summation order (einsum's depends on the SIMD code)
         rows = self.rows
         if cur is not None:
             if can_continue:
@@ -118,14 +120,17 @@ class LookAheadMatcher(Matcher):
                 near = self.row_clips[lo:hi] == self.db.clip_index[cur]
                 cost[lo:hi][near] = np.inf
             rows, cost = self._with_jump_costs(rows, cost, cur)
-        pick = la.rank(cost, la.CANDIDATES)
+        pick = la.rank(cost, la.CANDIDATES, self.tie[rows])
         pick = pick[np.isfinite(cost[pick])]
         cand, base = rows[pick], cost[pick]
         if cur is not None and can_continue:
             own = float(np.sum((qn - self.db.features[cur]) ** 2))
             cand, base = np.append(cur, cand), np.append(own, base)     # first: a tie plays on
         total = base + self.ahead.future_cost(cand, root, self.sim_pos, self.sim_yaw, s)
-        k = int(np.argmin(total))
+        # Among equal totals: the row playing on, then the lowest frame, then the lowest clip.
+        tied = np.flatnonzero(total == total.min())
+        plays_on = cur is not None and can_continue and tied[0] == 0
+        k = 0 if plays_on else tied[np.argmin(self.tie[cand[tied]])]
         return int(cand[k]), float(base[k])
 
 
@@ -137,11 +142,10 @@ class LookAheadMatcher(Matcher):
         extra = self.margin * la.MARGIN_SCALE
         few = la.CANDIDATES * PRUNE_FACTOR
         if len(rows) > few:
-            part = np.argpartition(cost, few)
-            sub = np.sort(part[:few])        # in row order: ties rank as among all rows
+            sub = la.smallest(cost, few, self.tie[rows])    # in row order; ties kept as among all rows
             total = cost[sub] + self.ahead.jump_cost(rows[sub], cur) + extra
             kth = np.partition(total, la.CANDIDATES - 1)[la.CANDIDATES - 1]
-            if cost[part[few]] + la.JUMP_COST + extra > kth:
+            if np.partition(cost, few)[few] + la.JUMP_COST + extra > kth:
                 return rows[sub], total
         return rows, cost + self.ahead.jump_cost(rows, cur) + extra
 

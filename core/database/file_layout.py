@@ -65,6 +65,15 @@ ADDON_LAYOUT = {
 # Keys a database may hold (databases written before them lack them).
 OPTIONAL_LAYOUT = {
     "clip_mirrored": ("b", ("C",)),   # True for the clips that are the mirror image of a take (Mirror Takes)
+    # The database's armature as a bake onto another rig reads it (in a file without that armature):
+    "source_name": ("U", ()),
+    "source_matrix_world": ("f", (4, 4)),
+    "source_bone_lengths": ("f", ("J",)),
+    "source_mapping_json": ("U", ()),
+    "source_tpose": ("f", ("J", 7)),          # armature-space rotation (w, x, y, z) and head per bone
+    "source_tpose_known": ("b", ("J",)),      # False: the T-pose does not hold that bone
+    "source_tpose_words": ("U", ()),
+    "source_notes_json": ("U", ()),
 }
 
 _KINDS = {"i": ("iu", "whole numbers"), "f": ("f", "floating-point numbers"), "b": ("b", "true/false flags"),

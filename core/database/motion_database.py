@@ -26,7 +26,7 @@ from .feature_spec import feature_names, feature_weights
 from .file_layout import ADDON_FORMAT
 from .tags import Tag
 
-__all__ = ["Skeleton", "Poses", "RootFrames", "FeatureBones", "ClipInfo", "MotionDatabase"]
+__all__ = ["Skeleton", "Poses", "RootFrames", "FeatureBones", "ClipInfo", "SourceRecord", "MotionDatabase"]
 
 
 @dataclass
@@ -37,6 +37,49 @@ class Skeleton:
     parents: np.ndarray    # (J,) parent index of each bone, -1 for none
     rest: np.ndarray       # (J, 4, 4) armature-space rest matrices
     offsets: np.ndarray    # (J, 4, 4) each bone's rest relative to its parent, as Blender evaluates poses
+
+
+@dataclass
+class SourceRecord:
+    """The armature the database was built from, as a bake onto another rig reads
+    it, so that a file holding only the character can bake (its object frame,
+    bone lengths, humanoid mapping and T-pose when the database was built)."""
+
+    name: str
+    matrix_world: np.ndarray   # (4, 4) the armature object's world matrix
+    bone_lengths: np.ndarray   # (J,) rest bone lengths
+    mapping: dict              # canonical humanoid joint -> bone name
+    tpose: np.ndarray          # (J, 7) armature-space rotation (w, x, y, z) and head per bone
+    tpose_known: np.ndarray    # (J,) False where the T-pose does not hold the bone
+    tpose_words: str           # where the T-pose came from, in words
+    notes: list                # sentences the retarget plan reports about it
+
+    KEYS = ("source_name", "source_matrix_world", "source_bone_lengths", "source_mapping_json", "source_tpose",
+            "source_tpose_known", "source_tpose_words", "source_notes_json")
+
+    @classmethod
+    def from_arrays(cls, a):
+        """The record of a database's arrays, or None when they hold none."""
+        if not all(k in a for k in cls.KEYS):
+            return None
+
+        def text(key):
+            return str(np.asarray(a[key])[()])
+
+        return cls(name=text("source_name"), matrix_world=np.asarray(a["source_matrix_world"], dtype=np.float64),
+                   bone_lengths=np.asarray(a["source_bone_lengths"], dtype=np.float64),
+                   mapping=json.loads(text("source_mapping_json")),
+                   tpose=np.asarray(a["source_tpose"], dtype=np.float64),
+                   tpose_known=np.asarray(a["source_tpose_known"], dtype=bool),
+                   tpose_words=text("source_tpose_words"), notes=list(json.loads(text("source_notes_json"))))
+
+    def to_arrays(self):
+        return {"source_name": np.array(self.name), "source_matrix_world": np.asarray(self.matrix_world, np.float64),
+                "source_bone_lengths": np.asarray(self.bone_lengths, dtype=np.float64),
+                "source_mapping_json": np.array(json.dumps(self.mapping, sort_keys=True)),
+                "source_tpose": np.asarray(self.tpose, dtype=np.float64),
+                "source_tpose_known": np.asarray(self.tpose_known, dtype=bool),
+                "source_tpose_words": np.array(self.tpose_words), "source_notes_json": np.array(json.dumps(self.notes))}
 
 
 @dataclass
@@ -103,6 +146,7 @@ class MotionDatabase:
     clips: ClipInfo
     feature_bones: FeatureBones
     fingerprint: str             # hash of the inputs the database was built from
+    source: SourceRecord | None = None   # the armature it was built from, when recorded
 
     @property
     def contacts(self):
@@ -154,6 +198,7 @@ class MotionDatabase:
                            mirrored=np.asarray(a["clip_mirrored"]) if "clip_mirrored" in a else None),
             feature_bones=FeatureBones.from_json(text("feature_bones_json")),
             fingerprint=text("fingerprint"),
+            source=SourceRecord.from_arrays(a),
         )
 
     def to_arrays(self):
@@ -186,6 +231,8 @@ class MotionDatabase:
         })
         if self.clips.mirrored is not None:
             out["clip_mirrored"] = np.asarray(self.clips.mirrored, dtype=bool)
+        if self.source is not None:
+            out.update(self.source.to_arrays())
         return out
 
     def check(self):

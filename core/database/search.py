@@ -16,6 +16,9 @@ Two ways to search, which always give the same answer:
 The answer is ``(row, cost)``: the allowed row with the smallest cost; among rows with
 the same cost, the one with the lowest index. The cost is computed in float64 in one
 fixed way (:func:`_row_costs`), so both searches return bit-identical costs.
+
+long file: the index and its brute-force reference share the input checks and the
+one cost function they must agree on bit for bit; they stay side by side.
 """
 
 import numpy as np
@@ -465,6 +468,7 @@ class SearchIndex:
         # 2. Scan the few most promising groups to get a good best cost early.
         n_groups = group_bounds.shape[0]
         if n_groups > _SEED_GROUPS:
+            # Which of tied groups seed only changes how fast, not the answer (steps 3-4).
             seeds = np.argpartition(group_bounds, _SEED_GROUPS - 1)[:_SEED_GROUPS]
         else:
             seeds = np.arange(n_groups)

@@ -4,6 +4,8 @@ turn about +Z), so the facing of yaw ``a`` is ``(sin a, -cos a)`` on the ground.
 
 import numpy as np
 
+from . import same_everywhere
+
 
 def yaw_to_facing(yaw):
     """Yaw angles (...) to unit ground-plane facings (..., 2); yaw 0 faces -Y."""
@@ -14,4 +16,4 @@ def yaw_to_facing(yaw):
 def facing_to_yaw(facing):
     """Ground-plane facings (..., 2) (any length > 0) to yaw angles in ``(-pi, pi]``."""
     f = np.asarray(facing, dtype=np.float64)
-    return np.arctan2(f[..., 0], -f[..., 1])
+    return same_everywhere.arctan2(f[..., 0], -f[..., 1])

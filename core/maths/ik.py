@@ -20,6 +20,8 @@ swing its parent got); use :func:`core.maths.transforms.pose_local_from_world` o
 
 import numpy as np
 
+from . import same_everywhere
+
 from .transforms import matrix_to_quat, quat_rotate
 
 _TINY = 1e-12
@@ -121,7 +123,7 @@ def two_bone_ik(hip, knee, ankle, target, pole, max_extension=0.9999,
     to_target = target - hip
     u = _unit(to_target, u0)
     axis = np.cross(u0, u)
-    angle = np.arctan2(_norm(axis), _dot(u0, u))
+    angle = same_everywhere.arctan2(_norm(axis), _dot(u0, u))
     axis = _unit(axis, n0)  # u == -u0: turn within the bend plane
     w = _perp_unit(_rotate(w0, axis, angle), u)
     n = np.cross(u, w)

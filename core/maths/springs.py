@@ -30,6 +30,7 @@ import numpy as np
 
 from ..errors import MotionMatchingError
 from .facing import facing_to_yaw, yaw_to_facing
+from . import same_everywhere
 
 LN2 = float(np.log(2.0))
 
@@ -85,7 +86,7 @@ def critical_spring(x, v, goal, halflife, dt):
     g = np.asarray(goal, dtype=np.float64)
     j0 = x - g
     j1 = v + j0 * y
-    e = np.exp(-y * dt)  # underflows to exactly 0 for huge dt: the spring is at rest
+    e = same_everywhere.exp(-y * dt)  # underflows to exactly 0 for huge dt: the spring is at rest
     return e * (j0 + j1 * dt) + g, e * (v - j1 * y * dt)
 
 

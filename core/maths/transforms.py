@@ -6,6 +6,8 @@ accepts arrays with arbitrary leading dimensions (frames, joints, ...).
 
 import numpy as np
 
+from . import same_everywhere
+
 # ----------------------------------------------------------------------------
 # Quaternions
 
@@ -130,7 +132,7 @@ def quat_to_rotvec(q):
     q = np.where(q[..., :1] < 0, -q, q)
     v = q[..., 1:]
     s = np.linalg.norm(v, axis=-1, keepdims=True)
-    angle = 2.0 * np.arctan2(s, q[..., :1])
+    angle = 2.0 * same_everywhere.arctan2(s, q[..., :1])
     # angle / s tends to 2 as s -> 0 (sin(a/2) ~ a/2).
     scale = np.where(s > 1e-12, angle / np.maximum(s, 1e-300), 2.0)
     return v * scale

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import MotionMatchingError
 from ..maths.savgol import savgol_filter, check_window
-from ..maths import transforms as tf
+from ..maths import same_everywhere, transforms as tf
 
 
 class VirtualRootError(MotionMatchingError):
@@ -68,7 +68,7 @@ def forward_from_rest(heads, tails, parents, hips, up=(0.0, 0.0, 1.0)):
 def yaw_quaternions(facing):
     """Quaternions about Z that turn -Y (rest facing) to ``facing`` (F, 2 or 3)."""
     facing = np.asarray(facing, dtype=np.float64)
-    yaw = np.arctan2(facing[:, 0], -facing[:, 1])
+    yaw = same_everywhere.arctan2(facing[:, 0], -facing[:, 1])
     return tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), yaw)
 
 

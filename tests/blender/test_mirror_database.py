@@ -70,7 +70,13 @@ def test_the_option_reaches_the_operator_and_the_rows_are_mirrored(tmp_path):
     assert bpy.ops.motion_matching.import_database(filepath=path) == {"FINISHED"}
     database2 = _store().load(bpy.context.scene)
     assert database2.matching.num_rows == 2 * n and list(database2.clips.mirrored) == [False, True]
-    # Turning the option off makes the database out of date; built off, it is the take alone.
+    # The imported database does not depend on the list's settings; one built
+    # here does: turning the option off makes it out of date; built off, it is
+    # the take alone.
+    settings.mirror_takes = False
+    assert not settings.database_stale
+    settings.mirror_takes = True
+    assert bpy.ops.motion_matching.build_database() == {"FINISHED"}
     assert not settings.database_stale
     settings.mirror_takes = False
     assert settings.database_stale

@@ -88,11 +88,15 @@ def test_greedy_walks_into_the_turn_and_the_look_ahead_does_not(turn_or_straight
     # start each time the turn comes into view.
     assert db.clip_index[greedy.rows[0]] == 0
     assert greedy.jumped.sum() >= 4
-    # Look-ahead: the straight clip from the start, never the turn; it jumps only
-    # to stay away from the straight clip's end (its rows are alike, so it may
-    # start anywhere in it).
-    assert np.all(db.clip_index[ahead.rows] == 1)
-    assert ahead.jumped.sum() <= greedy.jumped.sum() // 2
+    # Look-ahead: the straight clip from the start, never the turn while the
+    # path's next two seconds are a straight walk; it jumps only to stay away
+    # from the straight clip's end (its rows are alike, so it may start anywhere
+    # in it). Once the path's dead stop comes into view, circling on the turn
+    # overshoots the stop less than walking on, so there either clip may win.
+    walking = len(path) - int(2.0 * FPS)
+    assert np.all(db.clip_index[ahead.rows[:walking]] == 1)
+    assert ahead.jumped[:walking].sum() <= greedy.jumped[:walking].sum() // 2
+    assert ahead.jumped.sum() <= greedy.jumped.sum()
     err = np.linalg.norm(ahead.root_pos[:, :2] - path[:, :2], axis=1)
     assert err[:int(3 * FPS)].max() < 0.02      # (the path stops dead at its end)
 
