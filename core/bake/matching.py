@@ -10,6 +10,7 @@ from ..maths import springs
 from ..maths import transforms as tf
 from . import look_ahead as la
 from .rows import yaw_of
+from ..maths import same_everywhere
 
 
 def make_matcher(db, traj, allowed, index, settings, sim, sim_yaw, root_positions, root_quats, fps, turn, playable=None):
@@ -42,7 +43,7 @@ def body_turn(skeleton, pose_locations, pose_rotations, root_quats):
     pose = tf.pose_fk(parents, None, basis, skeleton.offsets[bones])
     left, right = (pose[:, remap[leg[0]], :3, 3] for leg in skeleton.legs)
     lr = left - right                      # facing = (left - right) x Z, as core.measure.path_metrics
-    body = np.arctan2(lr[:, 1], lr[:, 0])  # the yaw whose facing (sin, -cos) is along that
+    body = same_everywhere.arctan2(lr[:, 1], lr[:, 0])  # the yaw whose facing (sin, -cos) is along that
     return springs.wrap_angle(body - yaw_of(np.asarray(root_quats, dtype=np.float64)))
 
 

@@ -3,6 +3,8 @@ the time warp's playback rate) and where the root stands."""
 
 from dataclasses import dataclass
 
+import math
+
 import numpy as np
 
 from ..database.search import keep_playing
@@ -26,7 +28,7 @@ class Played:
 
 def sharp_change(want_v, v, settings):
     """Has the wanted velocity changed speed or turned enough to search at once?"""
-    turn = np.arctan2(want_v[0] * v[1] - want_v[1] * v[0], want_v @ v)
+    turn = math.atan2(float(want_v[0] * v[1] - want_v[1] * v[0]), float(want_v[0] * v[0] + want_v[1] * v[1]))
     return (abs(np.hypot(*v) - np.hypot(*want_v)) > settings.search.force_search_speed
             or (np.hypot(*v) > 0.3 and np.hypot(*want_v) > 0.3 and abs(turn) > settings.search.force_search_angle))
 

@@ -1,6 +1,8 @@
 """Stage 4 of the bake: the character's root moved by the played rows' own root
 motion, pulled toward the spring character and clamped to the controller's path."""
 
+import math
+
 import numpy as np
 
 from ..maths import springs
@@ -21,7 +23,7 @@ class RootMotion:
         self.share = np.where(planted, settings.root.planted_adjustment, 1.0)
         self.ratio, self.clamp, self.clamp_a = settings.root.adjustment_ratio, settings.root.clamp_distance,\
             settings.root.clamp_angle
-        self.alpha = 1.0 - np.exp(-np.log(2.0) / settings.root.adjustment_halflife * dt)
+        self.alpha = 1.0 - math.exp(-math.log(2.0) / settings.root.adjustment_halflife * dt)
         # With the look-ahead on, the heading may also be corrected at a small rate of its own.
         self.turn_floor = la.TUNING.heading_mend_rate * dt if settings.look_ahead.on else 0.0
         # The fastest turn a step may take (the data's own, corrections included).

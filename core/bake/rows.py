@@ -5,6 +5,7 @@ import numpy as np
 
 from ..maths import inertialization as inert
 from ..maths import transforms as tf
+from ..maths import same_everywhere
 
 
 def row_deltas(db, root_pos, root_quat):
@@ -37,7 +38,7 @@ def next_rows(db):
 
 def yaw_of(q):
     """Yaw angle (about Z) of yaw quaternions, 0 facing -Y."""
-    return 2.0 * np.arctan2(q[..., 3], q[..., 0])
+    return 2.0 * same_everywhere.arctan2(q[..., 3], q[..., 0])
 
 
 def angular_velocities_of(rot, nxt, fps, rows):

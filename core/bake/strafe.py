@@ -8,6 +8,7 @@ from ..maths import transforms as tf
 from .legs import leg_release as lr
 from .pose import forward_kinematics
 from .root_motion import TURN_PERCENTILE
+from ..maths import same_everywhere
 
 
 WARP_SPEED = (0.2, 0.5)     # m/s: orientation warping fades in between these speeds
@@ -22,7 +23,7 @@ def strafe_warp(sim_yaw, sim_vel, settings, dt):
         return None
     v = np.asarray(sim_vel, dtype=np.float64)[:, :2]
     speed = np.linalg.norm(v, axis=1)
-    travel = np.arctan2(v[:, 0], -v[:, 1])          # the yaw whose facing (sin, -cos) is along v
+    travel = same_everywhere.arctan2(v[:, 0], -v[:, 1])          # the yaw whose facing (sin, -cos) is along v
     diff = springs.wrap_angle(travel - sim_yaw)
     lo, hi = WARP_SPEED
     fade = np.clip((speed - lo) / (hi - lo), 0.0, 1.0)
@@ -61,7 +62,7 @@ def spine_shares(pose_rotations, nxt, chain):
     q = np.asarray(pose_rotations, dtype=np.float64)[:, chain]
     q = q / np.linalg.norm(q, axis=-1, keepdims=True)
     dots = np.abs(np.sum(q[rows] * q[nxt[rows]], axis=-1))
-    fast = np.percentile(2.0 * np.arccos(np.clip(dots, 0.0, 1.0)), TURN_PERCENTILE, axis=0)
+    fast = np.percentile(2.0 * same_everywhere.arccos(np.clip(dots, 0.0, 1.0)), TURN_PERCENTILE, axis=0)
     return fast / fast.sum() if fast.sum() > 0 else np.full(len(chain), 1.0 / len(chain))
 
 

@@ -34,3 +34,8 @@ def _exp(v):
 def exp(x):
     """``np.exp(x)`` (float64) computed by ``math.exp`` (overflow gives inf, as numpy's)."""
     return _each(_exp, x)
+
+
+def arccos(x):
+    """``np.arccos(x)`` (float64, x within [-1, 1]) computed by ``math.acos``."""
+    return _each(math.acos, x)

@@ -11,6 +11,7 @@ from . import foot_lock as fl
 from . import leg_release as lr
 from . import stride_warp as sw
 from .solver import LegSolver, leg_points
+from ...maths import same_everywhere
 
 
 def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, speeds=None):
@@ -31,7 +32,7 @@ def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, spe
         toe_pos = pose[:, toe, :3, 3]
         heel = toe_pos - pose[:, foot, :3, 3]
         # The foot's heading on the ground (unwrapped), held by the lock with the toe.
-        heading = np.unwrap(np.arctan2(heel[:, 1], heel[:, 0]))
+        heading = np.unwrap(same_everywhere.arctan2(heel[:, 1], heel[:, 0]))
         turn = np.zeros(S)
         toes_out[:, side] = toe_pos
         if settings.foot_lock.enabled:

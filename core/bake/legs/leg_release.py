@@ -22,6 +22,7 @@ import numpy as np
 
 from ...maths import transforms as tf
 from ...maths.springs import decay_spring
+from ...maths import same_everywhere
 
 
 def floor_lift(need, rate):
@@ -95,4 +96,4 @@ def first_derivative(c, dt):
 def toe_heading(toe, foot):
     """Heading (radians) of the foot on the ground: the ankle-to-toe direction."""
     heel = toe - foot
-    return np.arctan2(heel[..., 1], heel[..., 0])
+    return same_everywhere.arctan2(heel[..., 1], heel[..., 0])

@@ -5,6 +5,7 @@ import numpy as np
 
 from ...maths import ik
 from ...maths import transforms as tf
+from ...maths import same_everywhere
 
 
 class LegSolver:
@@ -69,7 +70,7 @@ def soft_reach(hip, knee, ankle, target, soft=SOFT_REACH, min_bend=0.0):
     start = np.minimum(np.maximum(soft * length, own), cap)
     room = np.maximum(cap - start, 1e-9)
     over = np.maximum(dist - start, 0.0)
-    eased = np.where(over > 0.0, start + room * (1.0 - np.exp(-over / room)), dist)
+    eased = np.where(over > 0.0, start + room * (1.0 - same_everywhere.exp(-over / room)), dist)
     return hip + d * (eased / np.maximum(dist, 1e-12))[:, None]
 
 
