@@ -1,5 +1,5 @@
 """Retarget and bake onto Mixamo-style characters in the setups real files come
-in (issue 9), measured in world space.
+in, measured in world space.
 
 Run: .venv-4.5/bin/python -m bench.bench_rigs [--setup NAME ...] [--json FILE]
 

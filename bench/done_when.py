@@ -1,4 +1,4 @@
-"""Issue 10's "Done when" checks on one measured row of the path suite
+"""The path suite's pass/fail checks on one measured row of the path suite
 (bench/bench_paths.py), and which of its frozen glides the bake report's
 warnings name. Plain Python: no Blender, so tests can check the rules.
 

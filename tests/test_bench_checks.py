@@ -1,4 +1,4 @@
-"""bench/done_when.py: issue 10's Done-when checks of a path-suite row, and
+"""bench/done_when.py: the path suite's pass/fail checks of a row, and
 which frozen glides the report's warnings name; bench/bench_paths.py's
 "before" options are bake options (no Blender needed)."""
 

@@ -1,5 +1,5 @@
 """Write the path suite (samples/paths/*.json): scenario files the bake was not
-tuned on, for measuring it (bench/bench_paths.py, issue 10).
+tuned on, for measuring it (bench/bench_paths.py; results in bench/RESULTS.md).
 
 Run from the repository root (no Blender needed):
 

@@ -3,7 +3,7 @@
 A critically damped spring pulls a value ``x`` with velocity ``v`` toward a goal ``g``
 without overshooting the goal. Its error ``d = x - g`` obeys
 ``d'' + 2 y d' + y^2 d = 0`` (a double root at ``-y``), whose exact solution over a
-step ``dt`` is (notes, section 6)::
+step ``dt`` is (see docs/maths.md, 'Springs and the trajectory')::
 
     y  = 2 ln 2 / halflife
     j0 = x - g;  j1 = v + j0 y;  e = exp(-y dt)
@@ -15,7 +15,7 @@ steps of ``dt``, and any ``dt`` (however large) is stable.
 Note on the name "half-life": with this ``y``, a spring released at rest covers
 ``1 - (1 + 2 ln 2) / 4 ~= 40 %`` of the distance after one half-life (the envelope
 ``exp(-y t)`` has quartered, the ``(1 + y t)`` factor slows it). Half the distance is
-covered after about ``1.21`` half-lives. The formula is kept as the notes give it.
+covered after about ``1.21`` half-lives. The name is kept for the formula's sake (docs/maths.md, 'Springs and the trajectory').
 
 Character simulation (:func:`simulate_character`; from a given state,
 :func:`.prediction.predict_future`): a position spring and a yaw spring follow the
@@ -303,12 +303,12 @@ def simulate_character(controller_pos, controller_facing, dt, halflife_pos=0.25,
 
     Frame 0 is ``initial_state`` (default: on the controller's first sample, moving
     and turning as it does there). Frame i + 1 is frame i after one step of the
-    notes' spring toward the controller at time ``(i + 1) dt + lead``, position
+    critically damped spring above, toward the controller at time ``(i + 1) dt + lead``, position
     and yaw each with their own half-life.
 
     ``lead`` (seconds): None (default) looks ahead by :func:`spring_lead` of each
     half-life, so a steadily moving or turning controller is followed with no lag;
-    0 gives the plain spring of the notes, which trails the controller by about
+    0 gives the plain spring (no lead), which trails the controller by about
     0.36 s of travel at the default half-life. Either way, once the initial
     state's influence has faded, each simulated sample is a weighted average of
     controller samples with positive weights: the springs smooth the controller's

@@ -264,7 +264,7 @@ def test_modal_bake_advances_on_timer_and_esc_cancels(take_on_path):
             break
     assert results[-1] == {"FINISHED"} and len(results) >= 1
     assert obj.animation_data.action.name == "MM_Bake" and scene.frame_current == 57
-    # The summary, then the report's warnings (issue 10), one WARNING each.
+    # The summary, then the report's warnings, one WARNING each.
     warnings = json.loads(scene.motion_matching.last_bake_report)["warnings"]
     assert op.reports == [op.reports[0]] + [({"WARNING"}, w) for w in warnings]
     assert op.reports[0][0] == {"INFO"}

@@ -1,4 +1,4 @@
-"""The bake report's figures and warnings (issue 10, item 5) against the baked
+"""The bake report's figures and warnings against the baked
 keys measured independently (tools/path_measure, core/path_metrics), and the
 bake's determinism."""
 
@@ -72,7 +72,7 @@ def test_walk_only_database_plays_walking_and_warns_only_under_the_strict_rule(t
     assert bpy.ops.motion_matching.build_database() == {"FINISHED"}
     fine = bake()
     assert not [w for w in fine["warnings"] if "Most searches jump" in w or "faces more than" in w], fine["warnings"]
-    # The strict tag query rule (the only one before issue 10) leaves 0.6 s of the
+    # The strict tag query rule (the only one before Tag Query Lead) leaves 0.6 s of the
     # take's 16.4 s of walking searchable: one pose freezes, and the report says so.
     # A core-only setting: baked through the operator's own job with core settings.
     strict = path_measure.addon("bridge.bake_props").to_core(

@@ -1,5 +1,6 @@
 """Files a user feeds in, through the operators: a sentence and CANCELLED, with
-the scene left as it was, or a correct result (issue 11, findings 4-7)."""
+the scene left as it was, or a correct result (byte-order marks, bounds,
+Blender's frame range, nesting, encodings, large takes)."""
 
 import json
 import tracemalloc

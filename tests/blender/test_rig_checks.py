@@ -1,5 +1,5 @@
 """Rigs that cannot give a right result, and rigs that need a decision
-(issue 9): a rig lying on its side is refused, one whose bones are 100 times
+: a rig lying on its side is refused, one whose bones are 100 times
 the size of its mesh and one whose rest pose is an A-pose each get one
 sentence, one with too few mapped joints is refused; the bake's size can be
 set by hand and is in the report."""

@@ -1,4 +1,4 @@
-"""Characters as users import them (issue 9): the Mixamo-style rig factory and
+"""Characters as users import them: the Mixamo-style rig factory and
 its round trips through Blender's glTF and FBX exporters and importers
 (tools/rigs.py), auto-mapping on every setup, the world-space readings the
 bench uses (tools/rig_measure.py), and the issue's thresholds on the glTF
@@ -212,7 +212,7 @@ def test_bulk_world_heads_match_frame_set(trial):
         assert np.abs(bulk - blender).max() < 1e-4, key
 
 
-def test_the_applied_twin_meets_the_issue_thresholds(trial):
+def test_the_applied_twin_meets_the_rig_thresholds(trial):
     """Joints are heads: the glTF default import puts foot tails metres away,
     which made the size ratio about 6 and the character float 6 m up once its
     transforms were applied. Measured from heads, the applied character meets
@@ -224,37 +224,37 @@ def test_the_applied_twin_meets_the_issue_thresholds(trial):
     assert b["lowest_m"] >= -0.02 and abs(b["soles_m"]) <= 0.02, b
 
 
-def test_issue_retarget_limbs_follow_the_source_within_3_degrees(trial):
+def test_rig_retarget_limbs_follow_the_source_within_3_degrees(trial):
     assert trial["imported"]["retarget"]["angle_excess_deg"] <= 3.0
 
 
-def test_issue_retarget_mesh_stays_above_the_floor(trial):
+def test_rig_retarget_mesh_stays_above_the_floor(trial):
     assert trial["imported"]["retarget"]["lowest_m"] >= -0.02
 
 
-def test_issue_bake_hips_travel_within_3_percent(trial):
+def test_rig_bake_hips_travel_within_3_percent(trial):
     assert abs(trial["imported"]["bake"]["percent"] - 100.0) <= 3.0
 
 
-def test_issue_bake_hips_near_the_controller(trial):
+def test_rig_bake_hips_near_the_controller(trial):
     b = trial["imported"]["bake"]
     assert b["distance_mean_m"] <= 0.10 and b["distance_max_m"] <= 0.15
 
 
-def test_issue_bake_mesh_never_below_2cm_and_soles_on_the_floor(trial):
+def test_rig_bake_mesh_never_below_2cm_and_soles_on_the_floor(trial):
     b = trial["imported"]["bake"]
     assert b["lowest_m"] >= -0.02 and abs(b["soles_m"]) <= 0.02
 
 
 
 @pytest.mark.parametrize("key", ["imported", "applied"])
-def test_issue_report_tracking_is_the_measured_one(trial, key):
+def test_rig_report_tracking_is_the_measured_one(trial, key):
     """The report measures the rig's own hips in world space."""
     b = trial[key]["bake"]
     assert abs(b["report_tracking_max_m"] - b["distance_max_m"]) <= 0.02
 
 
-def test_issue_applied_or_not_same_world_heads(trial):
+def test_rig_applied_or_not_same_world_heads(trial):
     a, b = trial["imported"], trial["applied"]
     for stage in ("retarget_heads", "bake_heads"):
         assert np.abs(a[stage] - b[stage]).max() <= 0.001, stage
@@ -294,7 +294,7 @@ def every_import(addon, tmp_path_factory):
 
 
 @pytest.mark.parametrize("setup", [s for s in rigs.SETUP_NAMES if s != "glTF default"])
-def test_issue_thresholds_on_every_import(every_import, setup):
+def test_rig_thresholds_on_every_import(every_import, setup):
     """With no manual step: limbs follow the source, the mesh stays above the
     floor, the hips follow the controller's path, the soles stand on the floor,
     and the report's tracking is the measured one."""

@@ -86,7 +86,7 @@ def test_tag_query_restricts_search():
     database = store.load(bpy.context.scene)
     db = database.matching
     # Rows are 0-based from frame 1. The strict rule (Strict Tag Query; the only
-    # rule before issue 10) cuts the last second of each range.
+    # rule before Tag Query Lead) cuts the last second of each range.
     allowed = search.allowed_rows(database, "walk or run", strict=True)
     rows = np.flatnonzero(allowed)
     assert rows.min() == 899 and rows.max() == 3599 - 60

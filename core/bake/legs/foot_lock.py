@@ -1,4 +1,4 @@
-"""Foot lock for the bake: pin a planted toe where it touched down (notes, section 8).
+"""Foot lock for the bake: pin a planted toe where it touched down (see docs/maths.md, 'Foot lock and IK').
 
 One :class:`FootLock` per foot, stepped once per baked frame. It decides where the
 toe should be; moving it there (two-bone IK on hip-knee-ankle with the ankle shifted

@@ -190,7 +190,7 @@ def _runs(mask):
 
 
 # The strict rule (every row of a row's trajectory future selected) was the only
-# rule before issue 10: the sample take's walks are 0.5-1.2 s pieces, so it left
+# rule before Tag Query Lead: the sample take's walks are 0.5-1.2 s pieces, so it left
 # 0.6 s of a 16.4 s walking selection and walk-only bakes froze. It is now the
 # bake's Strict Tag Query (``selected_ahead`` = the future); the default offers
 # every selected row whose future exists in its clip, with a shorter lead.

@@ -165,7 +165,7 @@ def test_follows_a_steady_controller_without_lag_and_lags_without_lead():
 
     plain = simulate_character(p, None, DT, lead=0.0)
     y = 2 * LN2 / 0.25
-    # The plain spring of the notes trails by u (2 / y - dt / 2).
+    # The plain spring (no lead) trails by u (2 / y - dt / 2).
     lag = p[-1, 0] - plain.positions[-1, 0]
     assert lag == pytest.approx(speed * (2 / y - DT / 2), rel=1e-6)
     assert lag > 0.5

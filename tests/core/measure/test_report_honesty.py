@@ -1,4 +1,4 @@
-"""The report's figures say what the user asked about (issue 10, item 5): the
+"""The report's figures say what the user asked about: the
 asked facing is measured on the upper body (the strafe warp turns the legs on
 purpose) with the hip joints' figure beside it; every frozen glide is named by
 a warning; a path that stands where the database cannot stand is warned of."""

@@ -1,4 +1,4 @@
-"""core.retarget in an object's body frame (issue 9): a rig stored Y up in
+"""core.retarget in an object's body frame: a rig stored Y up in
 centimetres inside an object turned +90 degrees about X and scaled 0.01 gives
 the same motion as the same rig stored Z up in metres; the object matrix
 splits into ground and body; uneven scale is refused; a rig on its side is

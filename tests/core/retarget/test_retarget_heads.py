@@ -1,4 +1,4 @@
-"""Joints are bone heads (issue 9): the standing height that sets the retarget's
+"""Joints are bone heads: the standing height that sets the retarget's
 size ratio does not depend on where an importer put the tails."""
 
 import numpy as np
