@@ -136,7 +136,7 @@ def run_steps(context, controller, armature, settings, tag_query="", frame_start
     output = yield from core_run.bake(database, path, settings, tag_query, cache=database_cache(database),
                                       clock=time.perf_counter, started=t0)
     output.report.note = note
-    return BakeOutput(**output.fields(), controller_world=core_run.on_frames(ctrl_world, sim_frames, frames))
+    return BakeOutput(**output.field_values(), controller_world=core_run.on_frames(ctrl_world, sim_frames, frames))
 
 
 def check_skeleton(armature, skeleton):

@@ -208,7 +208,7 @@ class BakeOutput:
     settings: BakeSettings            # as baked (the toe floor filled in)
     report: bake_report.BakeReport    # the report's figures (report.json) and per-frame arrays
 
-    def fields(self):
+    def field_values(self):
         """{field name: value}, e.g. to build an output that adds to these."""
         return {f.name: getattr(self, f.name) for f in fields(BakeOutput)}
 
