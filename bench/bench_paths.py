@@ -100,7 +100,7 @@ def setup(walk_query, mirror_takes=None):
 
     database = path_measure.addon("bridge.database_store").load(bpy.context.scene)
     db = database.matching
-    search = path_measure.addon("bridge.database_search")
+    search = path_measure.addon("core.database.selection")
     settings = path_measure.addon("bridge.bake_props").to_core(
         bpy.context.scene.motion_matching.bake_settings)
     walk_s = [float(search.bake_rows(database, walk_query, settings)[k].sum() / db.clip_fps[0]) for k in (0, 1)]

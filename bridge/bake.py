@@ -7,15 +7,11 @@ import bpy
 import numpy as np
 
 from ..core.bake import pipeline as core_bake
-from ..core.skeleton import humanoid_map
-from ..core.maths.resample import resample, sample_positions
-from ..core.measure import report as bake_report
+from ..core.bake import run as core_run
 from ..core.measure import retarget_checks
-from ..core.measure.joints import Take
 from ..core.maths import transforms as tf
 from ..core.errors import MotionMatchingError
-from ..core.database.search import SearchIndex
-from . import armature_data, compat, database_build, database_search, database_store, handlers
+from . import armature_data, compat, database_build, database_store, handlers
 from .scene_data import scene_fps
 
 # Keyed custom properties on the baked armature, per frame.
@@ -79,25 +75,6 @@ def ensure_database(context):
     return database_store.load(scene), note
 
 
-def skeleton_of(database):
-    """core.bake.pipeline.BakeSkeleton from a core MotionDatabase."""
-    names = list(database.skeleton.names)
-    parents = np.asarray(database.skeleton.parents, dtype=np.int64)
-    bones = database.feature_bones
-    rest = np.asarray(database.skeleton.rest)
-    mapping = humanoid_map.auto_map(names, parents, rest[:, :3, 3])
-    legs = []
-    for side, foot, toe in (("Left", bones.left_foot, bones.left_toe), ("Right", bones.right_foot, bones.right_toe)):
-        up, low = mapping.get(side + "UpperLeg"), mapping.get(side + "LowerLeg")
-        if up and low and names.index(low) == parents[names.index(foot)] \
-                and names.index(up) == parents[names.index(low)]:
-            legs.append((names.index(up), names.index(low), names.index(foot), names.index(toe)))
-    if len(legs) != 2:
-        legs = []   # no clean hip-knee-ankle chains: foot lock is skipped
-    return core_bake.BakeSkeleton(names=names, parents=parents, offsets=np.asarray(database.skeleton.offsets),
-                              root=names.index(bones.root), hips=names.index(bones.hips), legs=legs)
-
-
 def sample_controller(context, obj, frames):
     """World positions (F, 3) and facings (F, 2) of the controller on (possibly
     fractional) scene frames."""
@@ -106,38 +83,23 @@ def sample_controller(context, obj, frames):
     return controller_build.sample_controller(context, obj, frames)
 
 
-def toe_speeds(database):
-    """(N, 2) speed of each toe in the take, per row (central differences within clips)."""
-    from ..core.skeleton.contacts import central_velocity
-
-    db = database.matching
-    toes = np.asarray(database.toe_positions)
-    out = np.empty(toes.shape[:2])
-    for c in range(len(db.clip_names)):
-        rows = db.clip_rows(c)
-        out[rows] = np.linalg.norm(central_velocity(toes[rows], float(db.clip_fps[c])), axis=-1)
-    return out
+def database_cache(database):
+    """The ``cache(key, make)`` hook of core.bake.run for ``database``: what is
+    derived from it is kept with the parsed database (database_store.derived)."""
+    return lambda key, make: database_store.derived(database, key, make)
 
 
 def search_index(database):
-    """The search index of the scene's database, built once per stored bytes
-    (cached with the parsed database, see database_store.derived)."""
-    return database_store.derived(database, "search_index", lambda: SearchIndex(database.matching.features))
+    """The search index of the scene's database, built once per stored bytes."""
+    return core_run.search_index(database, database_cache(database))
 
 
 @dataclasses.dataclass
-class BakeOutput:
-    """What a bake computed, ready to key (nothing is written yet)."""
+class BakeOutput(core_run.BakeOutput):
+    """What a bake computed (core.bake.run.BakeOutput), and where the controller
+    was in the world."""
 
-    result: core_bake.BakeResult       # per simulation step, at the database's rate
-    frames: np.ndarray                 # (F,) the scene frames to key
-    times: np.ndarray                  # (F,) their seconds from the first
-    locations: np.ndarray              # (F, J, 3) pose-bone locations on those frames
-    rotations: np.ndarray              # (F, J, 4) pose-bone quaternions
-    skeleton: core_bake.BakeSkeleton   # the database skeleton
-    settings: core_bake.BakeSettings   # as baked (the toe floor filled in)
-    report: bake_report.BakeReport     # the report's figures (report.json) and per-frame arrays
-    controller_world: np.ndarray = None  # (F, 3) the controller in world space on those frames
+    controller_world: np.ndarray = None  # (F, 3) the controller in world space on the frames keyed
 
 
 def run(*args, progress=None, **kwargs):
@@ -145,19 +107,10 @@ def run(*args, progress=None, **kwargs):
     return core_bake.run_to_end(run_steps(*args, **kwargs), progress)
 
 
-def with_take_toe_floor(settings, database):
-    """Unless the settings give a toe floor, keep toes above the height planted
-    toes have in the take, less 1 cm (blends after jumps can otherwise swing a
-    free toe through the floor)."""
-    if settings.toe_floor is not None or database.contacts is None:
-        return settings
-    toes_z = np.asarray(database.toe_positions)[:, :, 2]
-    return dataclasses.replace(settings, toe_floor=core_bake.toe_floor(toes_z, database.contacts))
-
-
 def run_steps(context, controller, armature, settings, tag_query="", frame_start=None, frame_end=None,
               path_scale=1.0, to_bake=None, database=None):
-    """Simulate and return a :class:`BakeOutput` (no data written).
+    """Sample the controller and bake (core.bake.run.bake); returns a
+    :class:`BakeOutput` (no data written).
 
     ``path_scale``: when the result will be retargeted onto a character of
     another size (positions scaled by it), the database skeleton walks the path
@@ -172,61 +125,18 @@ def run_steps(context, controller, armature, settings, tag_query="", frame_start
     scene = context.scene
     t0 = time.perf_counter()
     database, note = database if database is not None else ensure_database(context)
-    db = database.matching
-    skeleton = skeleton_of(database)
-    fs = scene.frame_start if frame_start is None else frame_start
-    fe = scene.frame_end if frame_end is None else frame_end
-    if fe <= fs:
-        raise MotionMatchingError("The frame range %d-%d has one frame: the bake needs at least two." % (fs, fe))
+    frames = core_run.frames_to_key(scene.frame_start if frame_start is None else frame_start,
+                                    scene.frame_end if frame_end is None else frame_end)
     sfps = scene_fps(scene)
-    fps = float(db.clip_fps[0])
-    duration = (fe - fs) / sfps
-    steps = int(np.floor(duration * fps + 1e-6)) + 1
-    sim_frames = fs + np.arange(steps) / fps * sfps
+    sim_frames = core_run.step_frames(database, frames, sfps)
     ctrl_world, facing = sample_controller(context, controller, sim_frames)
-    # Into the armature's space (the bake works there).
-    if to_bake is None:
-        inv = np.linalg.inv(np.asarray(armature.matrix_world, dtype=np.float64))
-        ctrl = (ctrl_world @ inv[:3, :3].T + inv[:3, 3]) / path_scale
-    else:
-        inv = np.asarray(to_bake, dtype=np.float64)
-        ctrl = ctrl_world @ inv[:3, :3].T + inv[:3, 3]
-    if facing is not None:
-        f3 = np.column_stack([facing, np.zeros(len(facing))]) @ inv[:3, :3].T
-        facing = f3[:, :2] / np.maximum(np.linalg.norm(f3[:, :2], axis=1, keepdims=True), 1e-12)
-    allowed, playable = database_search.bake_rows(database, tag_query, settings)
-    settings = with_take_toe_floor(settings, database)
-    result = yield from core_bake.bake_steps(
-        db, database.poses.locations, database.poses.rotations, skeleton,
-        ctrl, facing, settings=settings, allowed=allowed, index=search_index(database),
-        root_positions=database.root.positions, root_quats=database.root.quats,
-        toe_speeds=toe_speeds(database) if settings.foot_lock.lock_on_data else None, playable=playable)
-    frames = np.arange(fs, fe + 1, dtype=np.float64)
-    times = (frames - fs) / sfps
-    x = sample_positions(times, result.dt, len(result.rows))
-    locs, rots = resample(result.locations, x), resample(result.rotations, x, rotations=True)
-    sim_seconds = time.perf_counter() - t0
-    report = bake_report.measure_bake(
-        take_of(database), skeleton, result, bake_report.BakeFrames(frames, times, sfps, locs, rots), allowed,
-        facing if settings.strafe.enabled else None, sim_seconds, path_scale,
-        cache=lambda key, make: database_store.derived(database, key, make))
-    report.note = note
-    ctrl_frames = np.column_stack([np.interp(frames, sim_frames, ctrl_world[:, k]) for k in range(3)])
-    return BakeOutput(result=result, frames=frames, times=times, locations=locs, rotations=rots,
-                      skeleton=skeleton, settings=settings, report=report, controller_world=ctrl_frames)
-
-
-def take_of(database):
-    """The database's rows as the report measures them (core.measure.joints.Take)."""
-    db = database.matching
-    return Take(clip_offsets=np.asarray(db.clip_offsets), clip_fps=np.asarray(db.clip_fps, dtype=np.float64),
-                mirrored=np.array([database.clips.is_mirror(c) for c in range(len(db.clip_names))], dtype=bool),
-                clip_index=np.asarray(db.clip_index),
-                contacts=db.contacts if db.contacts is not None else np.zeros((db.num_rows, 2), dtype=bool),
-                toe_positions=np.asarray(database.toe_positions), foot_positions=np.asarray(database.foot_positions),
-                root_positions=np.asarray(database.root.positions), root_quats=np.asarray(database.root.quats),
-                pose_locations=np.asarray(database.poses.locations),
-                pose_rotations=np.asarray(database.poses.rotations))
+    path = core_run.ControllerPath.from_world(
+        ctrl_world, facing, frames, sfps, path_scale=path_scale, to_bake=to_bake,
+        armature_world=np.asarray(armature.matrix_world, dtype=np.float64) if to_bake is None else None)
+    output = yield from core_run.bake(database, path, settings, tag_query, cache=database_cache(database),
+                                      clock=time.perf_counter, started=t0)
+    output.report.note = note
+    return BakeOutput(**output.field_values(), controller_world=core_run.on_frames(ctrl_world, sim_frames, frames))
 
 
 def check_skeleton(armature, skeleton):

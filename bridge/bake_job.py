@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import bpy
 
 from ..core.bake.pipeline import run_to_end
+from ..core.bake.run import skeleton_of
 from . import bake as bake_bridge, scene_data
 
 
@@ -39,7 +40,7 @@ def start(context, settings, controller="", armature="", frame_start=0, frame_en
     database = bake_bridge.ensure_database(context)
     motion_database, note = database
     setup = None
-    if bake_bridge.needs_retarget(target, bake_bridge.skeleton_of(motion_database)):
+    if bake_bridge.needs_retarget(target, skeleton_of(motion_database)):
         setup = bake_bridge.retarget_setup(context, target, scale or None, motion_database)
     steps = bake_bridge.run_steps(context, ctrl, target, settings, tag_query=query, frame_start=fs, frame_end=fe,
                                   path_scale=setup.plan.scale if setup else 1.0,

@@ -19,7 +19,8 @@ from ..core.database import motion_database as mdb
 from ..core.maths import transforms as tf
 from ..core.skeleton import virtual_root as vr
 from ..core.errors import MotionMatchingError
-from . import armature_data, bake_props, compat, database_mirror, database_search, database_store
+from ..core.database import selection as row_selection
+from . import armature_data, bake_props, compat, database_mirror, database_store
 from . import retarget as retarget_bridge
 from .scene_data import scene_fps
 
@@ -421,8 +422,8 @@ def build_and_store(context):
         database.check()
         if settings.tag_query.strip():
             knobs = bake_props.to_core(settings.bake_settings).tags
-            database_search.allowed_rows(database, settings.tag_query, ahead_s=knobs.tag_query_ahead,
-                                         strict=knobs.strict_tag_query)
+            row_selection.allowed_rows(database, settings.tag_query, ahead_s=knobs.tag_query_ahead,
+                                       strict=knobs.strict_tag_query)
         del database   # only the bytes are kept: free the arrays before Blender copies them
     finally:
         wm.progress_end()

@@ -48,6 +48,19 @@ class Take:
         return np.arange(self.clip_offsets[c], self.clip_offsets[c + 1])
 
 
+def take_of(database):
+    """The rows of a core MotionDatabase as the report measures them (a :class:`Take`)."""
+    db = database.matching
+    return Take(clip_offsets=np.asarray(db.clip_offsets), clip_fps=np.asarray(db.clip_fps, dtype=np.float64),
+                mirrored=np.array([database.clips.is_mirror(c) for c in range(len(db.clip_names))], dtype=bool),
+                clip_index=np.asarray(db.clip_index),
+                contacts=db.contacts if db.contacts is not None else np.zeros((db.num_rows, 2), dtype=bool),
+                toe_positions=np.asarray(database.toe_positions), foot_positions=np.asarray(database.foot_positions),
+                root_positions=np.asarray(database.root.positions), root_quats=np.asarray(database.root.quats),
+                pose_locations=np.asarray(database.poses.locations),
+                pose_rotations=np.asarray(database.poses.rotations))
+
+
 def upper_arms(skeleton):
     """[left, right] upper-arm bone indices of the skeleton by the humanoid
     mapping, or None when it has none."""

@@ -82,7 +82,7 @@ def test_tag_from_preview_range_and_markers():
 def test_tag_query_restricts_search():
     obj = _sample_with_db(tags=[("walk", 900, 2100), ("run", 3000, 3600)])
     store = H.addon_module("bridge.database_store")
-    search = H.addon_module("bridge.database_search")
+    search = H.addon_module("core.database.selection")
     database = store.load(bpy.context.scene)
     db = database.matching
     # Rows are 0-based from frame 1. The strict rule (Strict Tag Query; the only

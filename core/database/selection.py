@@ -1,6 +1,6 @@
 """Which database rows a search may return: validity, tag query, end of ranges."""
 
-from ..core.database import query as core_tag_query
+from . import query as tag_query
 
 
 def allowed_rows(database, query_text, ahead_s=0.0, strict=False):
@@ -11,9 +11,8 @@ def allowed_rows(database, query_text, ahead_s=0.0, strict=False):
     query is malformed, names an unknown tag or selects nothing playable."""
     if not query_text or not query_text.strip():
         return database.matching.valid.copy()
-    query = core_tag_query.parse_query(query_text)
-    return core_tag_query.database_query_rows(database.matching, database.tags, query, ahead_s=ahead_s,
-                                              strict=strict)
+    query = tag_query.parse_query(query_text)
+    return tag_query.database_query_rows(database.matching, database.tags, query, ahead_s=ahead_s, strict=strict)
 
 
 def bake_rows(database, query_text, settings):
