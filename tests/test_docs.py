@@ -237,3 +237,32 @@ def test_the_length_check_counts_lines():
     assert too_long("line\n" * README_MAX_LINES) is None
     assert too_long("line\n" * (README_MAX_LINES + 1)).startswith("%d lines" % (README_MAX_LINES + 1))
     assert too_long("a\nb\nc", limit=2) is not None and too_long("a\nb", limit=2) is None
+
+
+def core_modules(root=REPO):
+    """'core/<package>/<module>' paths (without .py) of every core module."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(os.path.join(root, "core")):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        out += [os.path.relpath(os.path.join(dirpath, f[:-3]), root).replace(os.sep, "/")
+                for f in filenames if f.endswith(".py") and f != "__init__.py"]
+    return sorted(out)
+
+
+def test_the_architecture_page_names_every_core_module():
+    with open(os.path.join(REPO, "docs", "dev", "architecture.md"), encoding="utf-8") as fh:
+        text = fh.read()
+    missing = [m for m in core_modules() if m.count("/") >= 2 and "`%s`" % m.rsplit("/", 1)[1] not in text]
+    assert "core/bake/run" in core_modules()
+    assert missing == []
+
+
+def test_every_path_a_page_names_exists():
+    """`core/...py`, `bridge/...py`, `tools/...py` paths in the docs name real files."""
+    bad = []
+    for page in doc_pages():
+        with open(page, encoding="utf-8") as fh:
+            for path in re.findall(r"`((?:core|bridge|tools|bench|operators|panels)/[\w/]+\.py)`", fh.read()):
+                if not os.path.isfile(os.path.join(REPO, path)):
+                    bad.append((os.path.relpath(page, REPO), path))
+    assert bad == []
