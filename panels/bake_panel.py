@@ -32,6 +32,7 @@ class _StagePanel(SidebarPanel):
 
     bl_parent_id = "MOTION_MATCHING_PT_bake"
     stage = None
+    advanced = False    # the stage's advanced settings instead of the ones shown
 
     def draw(self, context):
         layout = self.layout
@@ -39,10 +40,10 @@ class _StagePanel(SidebarPanel):
         settings = context.scene.motion_matching.bake_settings
         if self.stage.switch:
             layout.active = getattr(settings, self.stage.switch)
-        if self.stage.name == "tags":
+        if self.stage.name == "tags" and not self.advanced:
             layout.prop(context.scene.motion_matching, "tag_query")
         col = layout.column(align=True)
-        for name in self.stage.shown:
+        for name in (self.stage.advanced if self.advanced else self.stage.shown):
             col.prop(settings, name)
 
 
@@ -53,22 +54,12 @@ class _SwitchedStagePanel(_StagePanel):
         self.layout.prop(context.scene.motion_matching.bake_settings, self.stage.switch, text="")
 
 
-class _AdvancedPanel(SidebarPanel):
+class _AdvancedPanel(_StagePanel):
     """A stage's advanced settings, closed until opened."""
 
     bl_label = "Advanced"
     bl_options = {"DEFAULT_CLOSED"}
-    stage = None
-
-    def draw(self, context):
-        layout = self.layout
-        layout.use_property_split = True
-        settings = context.scene.motion_matching.bake_settings
-        if self.stage.switch:
-            layout.active = getattr(settings, self.stage.switch)
-        col = layout.column(align=True)
-        for name in self.stage.advanced:
-            col.prop(settings, name)
+    advanced = True
 
 
 def _stage_panels():

@@ -468,8 +468,9 @@ class SearchIndex:
         # 2. Scan the few most promising groups to get a good best cost early.
         n_groups = group_bounds.shape[0]
         if n_groups > _SEED_GROUPS:
-            # Which of tied groups seed only changes how fast, not the answer (steps 3-4).
-            seeds = np.argpartition(group_bounds, _SEED_GROUPS - 1)[:_SEED_GROUPS]
+            # The groups with the lowest bounds, ties to the lowest group (the seeds only
+            # change how fast the answer comes, not the answer: steps 3-4).
+            seeds = np.argsort(group_bounds, kind="stable")[:_SEED_GROUPS]
         else:
             seeds = np.arange(n_groups)
         best_cost, best_row = self._scan(self._rows_of(seeds, self._group_size), q, mask)

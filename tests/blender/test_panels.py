@@ -39,7 +39,8 @@ class OperatorProps:
 def _stand_in(cls, log):
     """An object to call a panel's draw with: its class attributes and a recording layout."""
     return type("PanelStandIn", (), {"layout": Recorder(log), "bl_label": cls.bl_label,
-                                     "stage": getattr(cls, "stage", None)})()
+                                     "stage": getattr(cls, "stage", None),
+                                     "advanced": getattr(cls, "advanced", False)})()
 
 
 def _our_panels():
