@@ -357,24 +357,22 @@ SETUP_NAMES = tuple(SETUPS)
 
 
 def make(setup, folder, name="Character", pose="T"):
-    """The character in one of :data:`SETUPS`, exported and imported through
-    ``folder`` when the setup asks (the built original is removed then).
+    """The character in one of :data:`SETUPS`, imported from a file written
+    into ``folder`` by another process (:mod:`tools.rig_file`) when the setup asks.
     Returns (armature object, mesh object); the armature is renamed ``name``."""
     kw = SETUPS[setup]
     if "gltf" not in kw and "fbx" not in kw:
         return build(name, pose, apply_transforms=kw.get("apply_transforms", False))
-    obj, mesh = build(name + "_original", pose)
-    stem = os.path.join(folder, "%s_%s" % (name, "".join(c if c.isalnum() else "_" for c in setup)))
+    # The file is written by a process of its own (tools.rig_file), named as
+    # the original would be, so the import sees what an in-process export gives.
+    from tools import rig_file
+
     if "gltf" in kw:
-        path = stem + ".glb"
-        export_gltf(obj, mesh, path)
-        _remove([mesh, obj])
+        path = rig_file.write("glb", folder, name + "_original", pose)
         new, new_mesh = import_gltf(path, kw["gltf"])
     else:
         axis, auto, no_leaves = kw["fbx"]
-        path = stem + ".fbx"
-        export_fbx(obj, mesh, path, axis)
-        _remove([mesh, obj])
+        path = rig_file.write("fbx", folder, name + "_original", pose, axis)
         new, new_mesh = import_fbx(path, automatic_bone_orientation=auto, ignore_leaf_bones=no_leaves)
     new.name = name
     return new, new_mesh

@@ -1,0 +1,68 @@
+"""Write one of :mod:`tools.rigs`' characters to a .glb or .fbx file in a new
+Python process that does nothing else.
+
+Blender 4.2's glTF exporter, run in a bpy process that has already opened and
+closed other files, sometimes crashes while it switches the window's scene; a
+process that only builds the character and exports it starts from a clean
+state every time. The files are cached per process by what they hold.
+
+Run as ``python -m tools.rig_file FORMAT PATH NAME POSE AXIS`` from the
+repository root (:func:`write` does that). Developer tool, not part of the
+extension.
+"""
+
+import os
+import subprocess
+import sys
+
+from tools import addon_session
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+_WRITTEN = {}   # (format, name, pose, axis) -> a file this process had written
+
+
+def write(fmt, folder, name, pose="T", axis="Y"):
+    """The path of a ``fmt`` ("glb" or "fbx") file holding the character
+    ``name`` (built in ``pose``; FBX joints with ``axis`` along the bone),
+    written into ``folder`` by a new process unless this process already has one."""
+    key = (fmt, name, pose, axis)
+    path = _WRITTEN.get(key)
+    if path and os.path.isfile(path):
+        return path
+    stem = "".join(c if c.isalnum() else "_" for c in "%s_%s_%s_%s" % key)
+    path = os.path.join(folder, stem + "." + fmt)
+    proc = subprocess.run([sys.executable, "-m", "tools.rig_file", fmt, path, name, pose, axis],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0 or not os.path.isfile(path):
+        raise RuntimeError("writing the character to %s failed:\n%s%s" % (path, proc.stdout[-2000:], proc.stderr[-2000:]))
+    _WRITTEN[key] = path
+    return path
+
+
+def main(argv):
+    fmt, path, name, pose, axis = argv
+    addon_session.prepare_user_dir()
+    status = 1
+    try:
+        import bpy
+
+        from tools import rigs
+
+        bpy.ops.wm.read_factory_settings(use_empty=True)
+        obj, mesh = rigs.build(name, pose)
+        if fmt == "glb":
+            rigs.export_gltf(obj, mesh, path)
+        else:
+            rigs.export_fbx(obj, mesh, path, axis)
+        status = 0
+    finally:
+        addon_session.finish(blender_temp=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # Blender 4.2's bpy crashes while Python shuts down after a glTF export.
+        os._exit(status)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
