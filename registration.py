@@ -8,6 +8,7 @@ from .bridge import bake_props as bake_settings, handlers, preview, properties, 
 from .operators import (
     bake,
     controller,
+    crowd,
     database,
     export_baked,
     import_bvh,
@@ -17,13 +18,13 @@ from .operators import (
     virtual_root,
 )
 from .operators import preview as preview_operator
-from .panels import bake_panel, database_panel, import_panel, retarget_panel
+from .panels import bake_panel, crowd_panel, database_panel, import_panel, retarget_panel
 
 # In dependency order: a property group before the groups that point to it.
 MODULES = (
     retarget_props, bake_settings, properties,
-    import_bvh, virtual_root, tpose, database, tags, retarget, controller, bake, preview_operator, export_baked,
-    import_panel, database_panel, retarget_panel, bake_panel,
+    import_bvh, virtual_root, tpose, database, tags, retarget, controller, bake, crowd, preview_operator, export_baked,
+    import_panel, database_panel, retarget_panel, bake_panel, crowd_panel,
 )
 CLASSES = tuple(cls for module in MODULES for cls in module.classes)
 

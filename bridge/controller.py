@@ -55,7 +55,7 @@ def _new_empty(context, name):
     return obj
 
 
-def _discard(obj):
+def discard(obj):
     """Remove an object made here and its action (when a later step fails)."""
     import bpy
 
@@ -106,7 +106,7 @@ def controller_from_scenario(context, scenario, fps=None, frame_start=1, name="C
         obj[USE_FACING] = facing is not None
         obj[SCENARIO] = scenario.name
     except Exception:
-        _discard(obj)
+        discard(obj)
         raise
     return obj
 
@@ -116,7 +116,17 @@ def controller_from_scenario(context, scenario, fps=None, frame_start=1, name="C
 
 
 def curve_length(context, curve_obj):
-    """World length (m) of the path Follow Path moves along: the curve's first spline.
+    """World length (m) of the path Follow Path moves along: the curve's first spline
+    (see :func:`curve_world_points`)."""
+    world, edges = curve_world_points(context, curve_obj)
+    if len(edges) == 0:
+        return 0.0
+    return float(np.linalg.norm(world[edges[:, 1]] - world[edges[:, 0]], axis=1).sum())
+
+
+def curve_world_points(context, curve_obj):
+    """World points (P, 3), in order along the path, and edges (E, 2) of the
+    path Follow Path moves along: the curve's first spline.
 
     Follow Path interpolates linearly between the curve's evaluated points (for a
     Bezier spline, ``resolution_u`` points per segment), so that polyline is
@@ -167,10 +177,7 @@ def curve_length(context, curve_obj):
         finally:
             evaluated.to_mesh_clear()
         local, edges = co.reshape(-1, 3), ed.reshape(-1, 2)
-    world = local @ mw[:3, :3].T + mw[:3, 3]
-    if len(edges) == 0:
-        return 0.0
-    return float(np.linalg.norm(world[edges[:, 1]] - world[edges[:, 0]], axis=1).sum())
+    return local @ mw[:3, :3].T + mw[:3, 3], edges
 
 
 def controller_from_curve(context, curve_obj, frame_start, frame_end=None, speed=None, stops=(),
@@ -217,7 +224,7 @@ def controller_from_curve(context, curve_obj, frame_start, frame_end=None, speed
         # have it evaluated again, now with the path Follow Path reads.
         curve_obj.data.update_tag()
     except Exception:
-        _discard(obj)
+        discard(obj)
         raise
     return obj
 

@@ -84,6 +84,14 @@ class MOTION_MATCHING_PG_database_entry(bpy.types.PropertyGroup):
                               description="The armature (skeleton) the action plays on", update=_mark_stale)
 
 
+class MOTION_MATCHING_PG_crowd_pair(bpy.types.PropertyGroup):
+    """One character of a crowd and the controller it follows."""
+
+    controller: PointerProperty(type=bpy.types.Object, name="Controller", description="The object this character follows")
+    armature: PointerProperty(type=bpy.types.Object, name="Character", poll=_poll_armature,
+                              description="The armature baked along the controller")
+
+
 FEATURE_KINDS = (
     ("bone_position", "Bone Position", "Bone positions in the root's ground frame"),
     ("bone_velocity", "Bone Velocity", "Bone velocities in the root's ground frame"),
@@ -175,6 +183,8 @@ class MOTION_MATCHING_PG_scene(bpy.types.PropertyGroup):
                                  description="An action or a setting changed since the database was built")
     database_summary: StringProperty(name="Database", default="")
     retarget: PointerProperty(type=MOTION_MATCHING_PG_retarget)
+    crowd: CollectionProperty(type=MOTION_MATCHING_PG_crowd_pair, description="What Bake All bakes")
+    active_crowd_pair: IntProperty(name="Active Pair", default=0)
 
 
 # The retarget and bake-settings groups (their modules' classes) are registered before these.
@@ -184,6 +194,7 @@ classes = (
     MOTION_MATCHING_PG_tag,
     MOTION_MATCHING_PG_action,
     MOTION_MATCHING_PG_database_entry,
+    MOTION_MATCHING_PG_crowd_pair,
     MOTION_MATCHING_PG_feature_group,
     MOTION_MATCHING_PG_move,
     MOTION_MATCHING_PG_scene,
