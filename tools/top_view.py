@@ -251,22 +251,33 @@ def workbench(scene, size):
 
 
 def render_top_view(filepath, armature, controller, size=None, scene=None, planted="motion"):
-    """Render the top view of the bake on ``armature`` along ``controller``
-    (the scene's frame range) to the PNG ``filepath``, ``size`` (width, height)
+    """Render a top view of ``armature`` following ``controller`` over the
+    scene's frame range to the PNG ``filepath``, ``size`` (width, height)
     pixels (default 800 x 600, turned upright for a path longer along Y);
     returns what was drawn (see :func:`gather`). Nothing stays behind in bpy.data."""
     import bpy
 
     scene = scene or bpy.context.scene
     facts = gather(armature, controller, scene, planted)
-    pts = np.concatenate([facts["path"][:, :2], facts["hips"][:, :2], facts["ankles"].reshape(-1, 3)[:, :2]])
+    facts["view"] = render_many(filepath, [facts], size)
+    return facts
+
+
+def render_many(filepath, facts_list, size=None):
+    """Render every character's :func:`gather` facts (paths, hips, footprints)
+    in one top view to the PNG ``filepath``; returns the view (centre, width in
+    metres, size in pixels). Nothing stays behind in bpy.data."""
+    import bpy
+
+    pts = np.concatenate([np.concatenate([f["path"][:, :2], f["hips"][:, :2], f["ankles"].reshape(-1, 3)[:, :2]])
+                          for f in facts_list])
     lo, hi = pts.min(axis=0) - 0.5, pts.max(axis=0) + 0.5
     if size is None:
         size = (800, 600) if hi[0] - lo[0] >= hi[1] - lo[1] else (600, 800)
     aspect = size[0] / size[1]
     width = max(hi[0] - lo[0], (hi[1] - lo[1]) * aspect)     # metres across the picture
     px = width / size[0]                                      # metres per pixel
-    facts["view"] = {"centre": (lo + hi) / 2, "width_m": width, "size": tuple(size)}
+    view_facts = {"centre": (lo + hi) / 2, "width_m": width, "size": tuple(size)}
     view = bpy.data.scenes.new("MM top view")
     before = {k: {b.as_pointer() for b in getattr(bpy.data, k)}
               for k in ("objects", "meshes", "curves", "cameras", "worlds")}
@@ -276,11 +287,12 @@ def render_top_view(filepath, armature, controller, size=None, scene=None, plant
         half = np.array([width, width / aspect]) / 2 + 1.0
         checker_floor(centre - half, centre + half, coll)
         line = max(0.012, 2.0 * px)
-        polyline("WantedPath", np.column_stack([facts["path"][:, :2], np.full(len(facts["path"]), 0.01)]),
-                 line, PATH_COLOR, coll)
-        polyline("HipsPath", np.column_stack([facts["hips"][:, :2], np.full(len(facts["hips"]), 0.02)]),
-                 line * 0.8, HIPS_COLOR, coll)
-        draw_plants(facts["plants"], coll, z=0.03, scale=max(1.0, 1.2 * px / 0.02), line=line * 0.9)
+        for facts in facts_list:
+            polyline("WantedPath", np.column_stack([facts["path"][:, :2], np.full(len(facts["path"]), 0.01)]),
+                     line, PATH_COLOR, coll)
+            polyline("HipsPath", np.column_stack([facts["hips"][:, :2], np.full(len(facts["hips"]), 0.02)]),
+                     line * 0.8, HIPS_COLOR, coll)
+            draw_plants(facts["plants"], coll, z=0.03, scale=max(1.0, 1.2 * px / 0.02), line=line * 0.9)
         cam_data = bpy.data.cameras.new("TopCamera")
         cam_data.type = "ORTHO"
         cam_data.ortho_scale = width * (1.0 if aspect >= 1 else 1.0 / aspect)
@@ -302,7 +314,7 @@ def render_top_view(filepath, armature, controller, size=None, scene=None, plant
             coll = getattr(bpy.data, kind)
             for block in [b for b in coll if b.as_pointer() not in had]:
                 coll.remove(block)
-    return facts
+    return view_facts
 
 
 def summary(facts):
