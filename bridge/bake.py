@@ -108,7 +108,7 @@ def run(*args, progress=None, **kwargs):
 
 
 def run_steps(context, controller, armature, settings, tag_query="", frame_start=None, frame_end=None,
-              path_scale=1.0, to_bake=None, database=None):
+              path_scale=1.0, to_bake=None, database=None, sampled=None):
     """Sample the controller and bake (core.bake.run.bake); returns a
     :class:`BakeOutput` (no data written).
 
@@ -120,16 +120,16 @@ def run_steps(context, controller, armature, settings, tag_query="", frame_start
     (default: the inverse of the armature's world matrix, divided by
     ``path_scale``; see :func:`controller_matrix` for another rig). ``database``:
     what :func:`ensure_database` returned, when the caller has just called it (its
-    fingerprint check reads every key of the listed actions). A generator yielding
+    fingerprint check reads every key of the listed actions). ``sampled``: the
+    controller's (world positions, facings) on :func:`sample_frames`, when the
+    caller has sampled it already (the live preview). A generator yielding
     the fraction done; a caller may stop it early, nothing is written here."""
     scene = context.scene
     t0 = time.perf_counter()
     database, note = database if database is not None else ensure_database(context)
-    frames = core_run.frames_to_key(scene.frame_start if frame_start is None else frame_start,
-                                    scene.frame_end if frame_end is None else frame_end)
+    frames, sim_frames = sample_frames(scene, database, frame_start, frame_end)
     sfps = scene_fps(scene)
-    sim_frames = core_run.step_frames(database, frames, sfps)
-    ctrl_world, facing = sample_controller(context, controller, sim_frames)
+    ctrl_world, facing = sampled if sampled is not None else sample_controller(context, controller, sim_frames)
     path = core_run.ControllerPath.from_world(
         ctrl_world, facing, frames, sfps, path_scale=path_scale, to_bake=to_bake,
         armature_world=np.asarray(armature.matrix_world, dtype=np.float64) if to_bake is None else None)
@@ -137,6 +137,14 @@ def run_steps(context, controller, armature, settings, tag_query="", frame_start
                                       clock=time.perf_counter, started=t0)
     output.report.note = note
     return BakeOutput(**output.field_values(), controller_world=core_run.on_frames(ctrl_world, sim_frames, frames))
+
+
+def sample_frames(scene, database, frame_start=None, frame_end=None):
+    """(the scene frames to key, the fractional scene frames the controller is
+    sampled on: one per simulation step) for the scene's range or the one given."""
+    frames = core_run.frames_to_key(scene.frame_start if frame_start is None else frame_start,
+                                    scene.frame_end if frame_end is None else frame_end)
+    return frames, core_run.step_frames(database, frames, scene_fps(scene))
 
 
 def check_skeleton(armature, skeleton):
