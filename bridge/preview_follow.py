@@ -22,16 +22,20 @@ Background Blender (tests, the command line) has no event loop: the timer is
 registered all the same and :func:`finish_pending` calls it until it is done.
 """
 
+import threading
 import time
 
 import bpy
 from bpy.app.handlers import persistent
 
+from ..core.bake import run as core_run
 from ..core.bake.pipeline import run_to_end
 from ..core.errors import MotionMatchingError
 from . import bake as bake_bridge, bake_props, database_store, preview, preview_inputs
 
 SLICE_S = 0.05          # seconds a timer call works before giving Blender back
+WAIT_S = 0.02           # seconds between looks at a simulation running on its thread
+WAIT = "wait"           # what a refresh yields while its simulation runs
 SAMPLE_CHUNK = 24       # controller steps sampled per slice when the scene is stepped frame by frame
 
 _jobs = {}              # preview key -> the refresh generator (None: a check is wanted)
@@ -92,9 +96,34 @@ def changed(scene):
     return False
 
 
+class _Simulation:
+    """The bake's simulation (core.bake.run.bake, which reads no Blender data)
+    run to the end on a thread of its own; ``cancel`` stops it at its next
+    progress report."""
+
+    def __init__(self, steps):
+        self.steps = steps
+        self.fraction = 0.0
+        self.output = None
+        self.error = None
+        self.cancel = False
+        self.thread = threading.Thread(target=self._run, name="motion matching preview", daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        try:
+            while not self.cancel:
+                self.fraction = next(self.steps)
+        except StopIteration as done:
+            self.output = done.value
+        except Exception as ex:  # noqa: BLE001  (handed to the main thread, which reports it)
+            self.error = ex
+
+
 def _refresh(scene):
-    """Check the inputs and simulate again when they changed. A generator,
-    yielding after each slice of work."""
+    """Check the inputs and simulate again when they changed. A generator
+    yielding after each slice of work: a number (the share done) when there is
+    more to do at once, :data:`WAIT` while the simulation runs on its thread."""
     mm = scene.motion_matching
     key = mm.preview_key
     head = preview_inputs.head(scene)
@@ -106,18 +135,22 @@ def _refresh(scene):
     context = preview_inputs.context_of(scene)
     ctrl = bake_bridge.controller_object(context)
     armature = bake_bridge.bake_target(context)
-    database = (database_store.load(scene), "")
-    frames = bake_bridge.sample_frames(scene, database[0])[0]
-    steps = bake_bridge.run_steps(context, ctrl, armature, bake_props.to_core(mm.bake_settings),
-                                  tag_query=mm.tag_query, database=database, sampled=sampled)
-    while True:
-        try:
-            fraction = next(steps)
-        except StopIteration as done:
-            output = done.value
-            break
-        _progress[key] = int(frames[0] + fraction * (frames[-1] - frames[0]))
-        yield fraction
+    database = database_store.load(scene)
+    where = bake_bridge.controller_path(context, ctrl, armature, database, sampled=sampled)
+    settings = bake_props.to_core(mm.bake_settings)
+    cache = bake_bridge.database_cache(database)
+    bake_bridge.search_index(database)      # made here: the cache is the main thread's
+    simulation = _Simulation(core_run.bake(database, where.path, settings, mm.tag_query, cache=cache))
+    frames = where.frames
+    try:
+        while simulation.thread.is_alive():
+            _progress[key] = int(frames[0] + simulation.fraction * (frames[-1] - frames[0]))
+            yield WAIT
+    finally:
+        simulation.cancel = True
+    if simulation.error is not None:
+        raise simulation.error
+    output = bake_bridge.with_controller(simulation.output, "", where)
     bake_bridge.check_skeleton(armature, output.skeleton)
     preview.replace(scene, output, inputs, armature)
 
@@ -128,8 +161,9 @@ def _previewing_scenes():
 
 
 def tick():
-    """The timer: run pending checks and simulations for about :data:`SLICE_S`
-    seconds; returns when to be called again (None: nothing is left)."""
+    """The timer: run pending checks for about :data:`SLICE_S` seconds and look
+    at the simulations running; returns when to be called again (None:
+    nothing is left)."""
     deadline = time.perf_counter() + SLICE_S
     scenes = _previewing_scenes()
     for key in list(_jobs):
@@ -140,17 +174,17 @@ def tick():
         if _jobs[key] is None:
             _jobs[key] = _refresh(scene)
         try:
-            while time.perf_counter() < deadline:
-                next(_jobs[key])
+            while time.perf_counter() < deadline and next(_jobs[key]) is not WAIT:
+                pass
         except StopIteration:
             _forget(key)
-        except (MotionMatchingError, ReferenceError, KeyError) as ex:
+        except Exception as ex:  # noqa: BLE001  (a timer that raises is never called again)
             _forget(key)
-            _refused[key] = str(ex) if isinstance(ex, MotionMatchingError) else "the armature or controller is gone."
-        if time.perf_counter() >= deadline:
-            break
+            _refused[key] = (str(ex) if isinstance(ex, MotionMatchingError) else
+                             "the armature or controller is gone." if isinstance(ex, (ReferenceError, KeyError)) else
+                             "%s: %s" % (type(ex).__name__, ex))
     _redraw()
-    return 0.0 if _jobs else None
+    return WAIT_S if _jobs else None
 
 
 def _forget(key):
@@ -160,9 +194,9 @@ def _forget(key):
 
 
 def finish_pending():
-    """Run the timer until nothing is pending (what Blender does between
-    events; for background Blender, which runs no timers). Returns the longest
-    single call in seconds."""
+    """Call the timer until nothing is pending, waiting between calls as Blender
+    does (background Blender runs no timers). Returns the longest single call
+    in seconds."""
     longest = 0.0
     while True:
         t0 = time.perf_counter()
@@ -170,6 +204,7 @@ def finish_pending():
         longest = max(longest, time.perf_counter() - t0)
         if again is None:
             return longest
+        time.sleep(again)
 
 
 def _schedule():
@@ -248,6 +283,9 @@ def on_undo_redo(*_args):
 
 @persistent
 def on_load(*_args):
+    for job in _jobs.values():
+        if job is not None:
+            job.close()         # stops its simulation's thread
     _jobs.clear()
     _progress.clear()
     _refused.clear()
