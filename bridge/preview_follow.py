@@ -55,7 +55,7 @@ def status(scene):
         reached = _progress.get(key)
         return "Preview updating..." + ("" if reached is None else " frame %d" % reached)
     if key in _refused:
-        return "Preview not updated: " + _refused[key]
+        return "Preview not updated: " + _refused[key][0]
     return None
 
 
@@ -182,9 +182,16 @@ def tick():
             _forget(key)
             _refused[key] = (str(ex) if isinstance(ex, MotionMatchingError) else
                              "the armature or controller is gone." if isinstance(ex, (ReferenceError, KeyError)) else
-                             "%s: %s" % (type(ex).__name__, ex))
+                             "%s: %s" % (type(ex).__name__, ex), _head_or_none(scene))
     _redraw()
     return WAIT_S if _jobs else None
+
+
+def _head_or_none(scene):
+    try:
+        return preview_inputs.head(scene)
+    except (MotionMatchingError, ReferenceError):
+        return None
 
 
 def _forget(key):
@@ -243,10 +250,17 @@ def _kind(id_data):
 
 def _check(scene):
     """Ask for a check when the cheap look sees a change; never raises."""
+    key = scene.motion_matching.preview_key
     try:
-        if preview.inputs_of(scene) is not None and scene.motion_matching.preview_key not in _jobs \
-                and changed(scene):
+        if preview.inputs_of(scene) is None or key in _jobs:
+            return
+        refused = _refused.get(key)
+        if refused is not None and refused[1] is not None and refused[1] == _head_or_none(scene):
+            return              # the inputs refused are still there: keep saying why
+        if changed(scene):
             wants_check(scene)
+        elif _refused.pop(key, None) is not None:
+            _redraw()           # back to the inputs shown: nothing to say any more
     except (MotionMatchingError, ReferenceError):
         wants_check(scene)
 

@@ -177,3 +177,54 @@ def test_preview_follows_the_curve_its_transform_and_the_timing(take_on_path):
     _followed(scene)
     after = _check_follows(obj)
     assert _moved(before, after) > 1e-3
+
+
+def test_undo_and_redo_of_an_edit_update_the_preview(take_on_path):
+    """The preview is no undo step of its own; undoing an edit made while
+    previewing shows the pose from before the edit, redo the edited one."""
+    assert "UNDO" not in bpy.types.MOTION_MATCHING_OT_toggle_preview.bl_options
+    obj, _ctrl = take_on_path(fps=24)
+    name = obj.name
+    scene = bpy.context.scene
+    follow = H.addon_module("bridge.preview_follow")
+    frames = (40, 150, 260)
+    win = bpy.context.window_manager.windows[0]
+    with bpy.context.temp_override(window=win, screen=win.screen, area=win.screen.areas[0]):
+        assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
+        bpy.ops.ed.undo_push(message="before")
+        before = _poses(obj, frames)
+        scene.motion_matching.bake_settings.search_interval = 0.5
+        bpy.ops.ed.undo_push(message="search interval")
+        _followed(scene)
+        edited = _poses(obj, frames)
+        assert _moved(before, edited) > 1e-3
+        assert bpy.ops.ed.undo() == {"FINISHED"}
+        scene = bpy.context.scene
+        assert scene.motion_matching.preview_active and follow.pending()
+        follow.finish_pending()
+        obj = bpy.data.objects[name]
+        assert scene.motion_matching.bake_settings.search_interval != 0.5
+        assert _moved(before, _poses(obj, frames)) < 1e-4
+        assert bpy.ops.ed.redo() == {"FINISHED"}
+        follow.finish_pending()
+        obj = bpy.data.objects[name]
+        assert _moved(edited, _poses(obj, frames)) < 1e-4
+
+
+def test_a_refused_update_keeps_the_pose_and_says_why(take_on_path):
+    obj, ctrl = take_on_path(fps=24)
+    scene = bpy.context.scene
+    follow = H.addon_module("bridge.preview_follow")
+    assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
+    before = _poses(obj, FRAMES)
+    scene.motion_matching.tag_query = "nosuchtag"
+    scene.frame_set(2)
+    follow.finish_pending()
+    assert "nosuchtag" in follow.status(scene)
+    assert _moved(before, _poses(obj, FRAMES)) == 0.0
+    assert "nosuchtag" in follow.status(scene)
+    # Mended: the message goes at the next frame change, and the pose is the one simulated.
+    scene.motion_matching.tag_query = ""
+    scene.frame_set(3)
+    assert follow.status(scene) is None and not follow.pending()
+    assert _moved(before, _poses(obj, FRAMES)) < 1e-4
