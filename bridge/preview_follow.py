@@ -7,10 +7,11 @@ controller's path as the bake samples it (its keys, constraints, the curve it
 follows, parents: bridge.preview_inputs).
 
 When: on every frame change (frame_change_pre) and depsgraph update, the
-preview compares the cheap digest of its inputs (bridge.preview_inputs.head)
-and, when the controller is read in bulk, its sampled path with those of the
-simulation shown; a depsgraph update of the controller, an object it follows or
-its action, and undo or redo, ask for a check too. A check or a new simulation
+preview compares the cheap digest of its inputs (bridge.preview_inputs.head:
+settings, keys, constraints, followed curves...) with the simulation shown's;
+a depsgraph update of the controller, an object it follows or its action, and
+undo or redo, ask for a check too. A check samples the controller's path as
+the bake does and compares it: only a changed path or digest simulates again. A check or a new simulation
 then runs in slices from a timer (:func:`tick`), each giving Blender back after
 about :data:`SLICE_S` seconds, so that scrubbing and playback stay responsive;
 until it is done :func:`status` says "updating..." with the frame reached, which
@@ -29,7 +30,6 @@ import bpy
 from bpy.app.handlers import persistent
 
 from ..core.bake import run as core_run
-from ..core.bake.pipeline import run_to_end
 from ..core.errors import MotionMatchingError
 from . import bake as bake_bridge, bake_props, database_store, preview, preview_inputs
 
@@ -79,21 +79,12 @@ def wants_check(scene):
 
 
 def changed(scene):
-    """Whether the inputs differ from those of the simulation shown, as far as a
-    cheap look tells: the head digest, and the sampled path when the
-    controller is read in bulk."""
+    """Whether the cheap digest of the inputs (bridge.preview_inputs.head)
+    differs from the simulation shown's. For a controller read in bulk it
+    covers the whole path (its keys and own values); for others an update of
+    what moves them asks for a check as well (:func:`on_depsgraph_update`)."""
     inputs = preview.inputs_of(scene)
-    if inputs is None:
-        return False
-    if preview_inputs.head(scene) != inputs[0]:
-        return True
-    if preview_inputs.cheap_to_sample(scene) and database_store.has_database(scene):
-        try:
-            sampled = run_to_end(preview_inputs.sample_steps(scene))
-        except MotionMatchingError:
-            return True
-        return preview_inputs.path_digest(sampled) != inputs[1]
-    return False
+    return inputs is not None and preview_inputs.head(scene) != inputs[0]
 
 
 class _Simulation:

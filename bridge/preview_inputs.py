@@ -71,7 +71,8 @@ def _object_digest(h, obj, seen):
         if ad.action is not None:
             for fc in compat.fcurves(ad.action, obj):
                 animated.add(fc.data_path)
-                h.update(("%s[%d]%s%s" % (fc.data_path, fc.array_index, fc.mute, fc.extrapolation)).encode())
+                h.update(("%s[%d]%s%s%d" % (fc.data_path, fc.array_index, fc.mute, fc.extrapolation,
+                                             len(fc.modifiers))).encode())
                 for values in compat.read_curve(fc).values():
                     h.update(np.ascontiguousarray(values).tobytes())
     # Channels not keyed are the object's own values (keyed ones change with the frame).
