@@ -112,6 +112,12 @@ def replace(scene, output, inputs, armature):
     apply(scene)
 
 
+def simulation_result(scene):
+    """The core BakeResult shown (None when there is none)."""
+    st = _simulation(scene)
+    return None if st is None else st["result"]
+
+
 def inputs_of(scene):
     """(head digest, path digest) the preview's simulation was made from; None
     when it follows no edits (started with other settings than the scene's)."""

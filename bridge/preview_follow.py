@@ -131,7 +131,9 @@ def _refresh(scene):
     settings = bake_props.to_core(mm.bake_settings)
     cache = bake_bridge.database_cache(database)
     bake_bridge.search_index(database)      # made here: the cache is the main thread's
-    simulation = _Simulation(core_run.bake(database, where.path, settings, mm.tag_query, cache=cache))
+    shown = preview.simulation_result(scene)     # searched again only from the first step the edit reaches
+    simulation = _Simulation(core_run.bake(database, where.path, settings, mm.tag_query, cache=cache,
+                                           previous=shown))
     frames = where.frames
     try:
         while simulation.thread.is_alive():

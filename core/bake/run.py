@@ -223,9 +223,9 @@ def bake(database, path, settings=None, tag_query="", cache=None, clock=time.per
     ``key`` on the same database (default: no cache). ``clock``: seconds, for
     the report's bake time, counted from ``started`` (default: when this starts;
     a caller that sampled the controller first passes its own start).
-    ``previous``: an earlier :class:`BakeOutput` (or None) of the same database
-    along another path: the steps before the first one its change reaches are
-    not searched again (core.bake.resume); the output is the same.
+    ``previous``: the ``result`` of an earlier :class:`BakeOutput` (or None), of
+    the same database along another path: the steps before the first one the
+    change reaches are not searched again (core.bake.resume); the output is the same.
 
     A generator: it yields the fraction done now and then and returns a
     :class:`BakeOutput`. Refusals (BakeError, TagError) are one sentence and
@@ -242,7 +242,7 @@ def bake(database, path, settings=None, tag_query="", cache=None, clock=time.per
         path.positions, path.facing, settings=settings, allowed=allowed, index=search_index(database, cache),
         root_positions=database.root.positions, root_quats=database.root.quats,
         toe_speeds=toe_speeds(database) if settings.foot_lock.lock_on_data else None, playable=playable,
-        previous=previous.result.trace if previous is not None else None)
+        previous=previous.trace if previous is not None else None)
     frames = path.frames
     times = (frames - frames[0]) / path.fps
     x = sample_positions(times, result.dt, len(result.rows))

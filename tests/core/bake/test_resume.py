@@ -49,7 +49,7 @@ def test_going_on_from_a_kept_state_is_a_bake_from_the_start(database, flat):
     first = run.run(database, _path(database), settings)
     edited = _path(database, turn_at=110, turn=0.8)
     fresh = run.run(database, edited, settings)
-    again = run.run(database, edited, settings, previous=first)
+    again = run.run(database, edited, settings, previous=first.result)
     _same(fresh, again)
     assert np.abs(fresh.result.root_pos - first.result.root_pos).max() > 0.05   # the edit moved the character
     # It went on from a state kept before the first changed step, less the look-ahead's reach.
@@ -71,10 +71,10 @@ def test_an_edit_at_the_start_or_other_settings_start_from_the_first_step(databa
     fresh = run.run(database, at_start, settings)
     assert resume.resume_from(trace, trace.settings, trace.db, trace.allowed, trace.playable,
                               fresh.result.trace.inputs) is None
-    _same(fresh, run.run(database, at_start, settings, previous=first))
+    _same(fresh, run.run(database, at_start, settings, previous=first.result))
     other = settings.replaced(search_interval=0.3)
     edited = _path(database, turn_at=110, turn=0.8)
     fresh = run.run(database, edited, other)
     assert resume.resume_from(trace, fresh.result.trace.settings, trace.db, trace.allowed, trace.playable,
                               fresh.result.trace.inputs) is None
-    _same(fresh, run.run(database, edited, other, previous=first))
+    _same(fresh, run.run(database, edited, other, previous=first.result))
