@@ -130,7 +130,8 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     # 1. The spring character, and the trajectory part of every query.
     facing = controller_facing if settings.strafe.enabled else None
     sim = springs.simulate_character(ctrl, facing, dt, halflife_pos=settings.root.sim_halflife,
-                                     halflife_rot=settings.root.sim_halflife)
+                                     halflife_rot=settings.root.sim_halflife,
+                                     previous=previous.sim if previous is not None else None)
     sim_yaw = np.asarray(sim.yaws, dtype=np.float64)
     warp = strafe_warp(sim_yaw, sim.velocities, settings, dt) if facing is not None else None
     if warp is not None:
@@ -146,7 +147,7 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
                                    time_warp_state(db, root, sim.velocities, settings, fps),
                                    resume_from(previous, settings, db, allowed, playable, inputs))
     trace = Trace(settings, db, allowed, playable, inputs, getattr(getattr(matcher, "ahead", None), "reach",
-                                                                   lambda: 0)(), played)
+                                                                   lambda: 0)(), played, sim)
     # 3. The pose: the played rows' channels (blended between rows when time-warped) with inertialization at jumps.
     row_steps = row_deltas(db, root_positions, root_quats)[0]
     if played.phase is None:

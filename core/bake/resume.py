@@ -3,7 +3,8 @@ along a path that differs only from some step on plays the steps before as the
 last bake did, so stage 2's step-by-step loop (core.bake.playback.play_rows,
 the searches) can start from the last state it kept before that step.
 
-The simulation is causal except for what a step reads ahead: the trajectory
+The spring character (core.maths.springs.simulate_character) likewise copies
+the steps whose goals did not change. The simulation is causal except for what a step reads ahead: the trajectory
 query (compared as computed, so its horizon is in it) and the look-ahead's
 window of the spring character's future (its ``reach`` in steps). The inputs
 are compared bit for bit; the stages after the loop run on every step again.
@@ -26,6 +27,7 @@ class Trace:
     inputs: tuple            # per step: controller, spring positions, yaws, velocities, trajectory queries
     reach: int               # steps ahead of a search it reads
     played: object           # core.bake.playback.Played, with its kept states
+    sim: object = None       # core.maths.springs.SimulatedPath (its steps are copied up to the first changed goal)
 
 
 def _bits(values):

@@ -78,3 +78,20 @@ def test_an_edit_at_the_start_or_other_settings_start_from_the_first_step(databa
     assert resume.resume_from(trace, fresh.result.trace.settings, trace.db, trace.allowed, trace.playable,
                               fresh.result.trace.inputs) is None
     _same(fresh, run.run(database, edited, other, previous=first.result))
+
+
+def test_the_spring_character_copies_the_steps_before_the_first_changed_goal():
+    from core.maths import springs
+
+    rng = np.random.default_rng(3)
+    path = np.cumsum(rng.normal(0.0, 0.02, (300, 3)) * [1, 1, 0], axis=0)
+    edited = path.copy()
+    edited[200:] += [0.3, -0.1, 0.0]
+    first = springs.simulate_character(path, None, 1 / 30)
+    fresh = springs.simulate_character(edited, None, 1 / 30)
+    again = springs.simulate_character(edited, None, 1 / 30, previous=first)
+    for name in ("positions", "velocities", "yaws", "yaw_rates"):
+        assert getattr(fresh, name).tobytes() == getattr(again, name).tobytes(), name
+    copied = springs._same_steps(first, fresh.goals[:3], 0.25, 0.25, 1 / 30)
+    assert 150 < copied < 200      # the goals lead the controller a little
+    assert springs._same_steps(first, fresh.goals[:3], 0.3, 0.25, 1 / 30) == 0    # another half-life: none
