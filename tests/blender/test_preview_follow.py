@@ -234,3 +234,26 @@ def test_a_refused_update_keeps_the_pose_and_says_why(take_on_path):
     scene.frame_set(3)
     assert follow.status(scene) is None and not follow.pending()
     assert _moved(before, _poses(obj, FRAMES)) < 1e-4
+
+
+def test_choosing_another_armature_moves_the_preview_to_it(take_on_path):
+    """The preview poses the armature chosen: the one it leaves plays its action again."""
+    from sample_paths import SAMPLE_TAKE
+
+    obj, _ctrl = take_on_path(fps=24)
+    scene = bpy.context.scene
+    mm = scene.motion_matching
+    take = obj.animation_data.action
+    other = H.import_ours(SAMPLE_TAKE, global_scale=0.01, add_virtual_root=True)
+    other.location = (2.0, 0.0, 0.0)
+    other_take = other.animation_data.action
+    mm.bake_armature = obj
+    assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
+    assert obj.animation_data.action is None
+    mm.bake_armature = other
+    _followed(scene)
+    assert mm.preview_armature == other and other.animation_data.action is None
+    assert obj.animation_data.action == take
+    _check_follows(other)
+    assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
+    assert other.animation_data.action == other_take and obj.animation_data.action == take
