@@ -257,3 +257,36 @@ def test_choosing_another_armature_moves_the_preview_to_it(take_on_path):
     _check_follows(other)
     assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
     assert other.animation_data.action == other_take and obj.animation_data.action == take
+
+
+class _Layout:
+    """Stands in for UILayout: keeps the labels drawn."""
+
+    def __init__(self, labels):
+        self.labels = labels
+
+    def label(self, text="", **_kw):
+        self.labels.append(text)
+
+    def operator(self, *_args, **_kw):
+        return None
+
+
+def _panel_labels():
+    labels = []
+    panel = bpy.types.MOTION_MATCHING_PT_preview
+    panel.draw(type("PanelStandIn", (), {"layout": _Layout(labels)})(), bpy.context)
+    return labels
+
+
+def test_the_preview_panel_says_updating_until_the_new_pose_is_shown(take_on_path):
+    _obj, _ctrl = take_on_path(fps=24)
+    scene = bpy.context.scene
+    follow = H.addon_module("bridge.preview_follow")
+    assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
+    assert not any("updating" in t for t in _panel_labels())
+    scene.motion_matching.bake_settings.search_interval = 0.4
+    scene.frame_set(5)
+    assert any(t.startswith("Preview updating...") for t in _panel_labels())
+    follow.finish_pending()
+    assert not any("updating" in t for t in _panel_labels())
