@@ -4,7 +4,7 @@ unregister in reverse. The one module that may import every layer."""
 
 import bpy
 
-from .bridge import bake_props as bake_settings, handlers, preview, properties, retarget_props
+from .bridge import bake_props as bake_settings, handlers, preview, preview_follow, properties, retarget_props
 from .operators import (
     bake,
     controller,
@@ -35,11 +35,13 @@ def register():
     properties.attach()
     handlers.register()
     preview.register()
+    preview_follow.register()
     bpy.types.TOPBAR_MT_file_import.append(import_bvh.menu_import)
 
 
 def unregister():
     bpy.types.TOPBAR_MT_file_import.remove(import_bvh.menu_import)
+    preview_follow.unregister()
     preview.unregister()
     handlers.unregister()
     properties.detach()

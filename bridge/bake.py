@@ -108,7 +108,7 @@ def run(*args, progress=None, **kwargs):
 
 
 def run_steps(context, controller, armature, settings, tag_query="", frame_start=None, frame_end=None,
-              path_scale=1.0, to_bake=None, database=None):
+              path_scale=1.0, to_bake=None, database=None, sampled=None):
     """Sample the controller and bake (core.bake.run.bake); returns a
     :class:`BakeOutput` (no data written).
 
@@ -120,23 +120,56 @@ def run_steps(context, controller, armature, settings, tag_query="", frame_start
     (default: the inverse of the armature's world matrix, divided by
     ``path_scale``; see :func:`controller_matrix` for another rig). ``database``:
     what :func:`ensure_database` returned, when the caller has just called it (its
-    fingerprint check reads every key of the listed actions). A generator yielding
+    fingerprint check reads every key of the listed actions). ``sampled``: the
+    controller's (world positions, facings) on :func:`sample_frames`, when the
+    caller has sampled it already (the live preview). A generator yielding
     the fraction done; a caller may stop it early, nothing is written here."""
-    scene = context.scene
     t0 = time.perf_counter()
     database, note = database if database is not None else ensure_database(context)
+    where = controller_path(context, controller, armature, database, frame_start, frame_end, path_scale, to_bake,
+                            sampled)
+    output = yield from core_run.bake(database, where.path, settings, tag_query, cache=database_cache(database),
+                                      clock=time.perf_counter, started=t0)
+    return with_controller(output, note, where)
+
+
+@dataclasses.dataclass
+class PathSampled:
+    """The controller as one bake follows it: the core path, and where it was in the world."""
+
+    path: core_run.ControllerPath
+    world: np.ndarray        # (S, 3) world positions on the simulation steps
+    steps: np.ndarray        # (S,) their scene frames
+    frames: np.ndarray       # (F,) the scene frames to key
+
+
+def controller_path(context, controller, armature, database, frame_start=None, frame_end=None, path_scale=1.0,
+                    to_bake=None, sampled=None):
+    """The :class:`PathSampled` of :func:`run_steps` (its arguments); reads
+    Blender data, so it runs before the simulation (which reads none)."""
+    scene = context.scene
+    frames, sim_frames = sample_frames(scene, database, frame_start, frame_end)
+    ctrl_world, facing = sampled if sampled is not None else sample_controller(context, controller, sim_frames)
+    path = core_run.ControllerPath.from_world(
+        ctrl_world, facing, frames, scene_fps(scene), path_scale=path_scale, to_bake=to_bake,
+        armature_world=np.asarray(armature.matrix_world, dtype=np.float64) if to_bake is None else None)
+    return PathSampled(path=path, world=ctrl_world, steps=sim_frames, frames=frames)
+
+
+def with_controller(output, note, where):
+    """The bridge :class:`BakeOutput` of a core one, with the database's note and
+    the controller's world positions on the frames keyed."""
+    output.report.note = note
+    return BakeOutput(**output.field_values(), controller_world=core_run.on_frames(where.world, where.steps,
+                                                                                   where.frames))
+
+
+def sample_frames(scene, database, frame_start=None, frame_end=None):
+    """(the scene frames to key, the fractional scene frames the controller is
+    sampled on: one per simulation step) for the scene's range or the one given."""
     frames = core_run.frames_to_key(scene.frame_start if frame_start is None else frame_start,
                                     scene.frame_end if frame_end is None else frame_end)
-    sfps = scene_fps(scene)
-    sim_frames = core_run.step_frames(database, frames, sfps)
-    ctrl_world, facing = sample_controller(context, controller, sim_frames)
-    path = core_run.ControllerPath.from_world(
-        ctrl_world, facing, frames, sfps, path_scale=path_scale, to_bake=to_bake,
-        armature_world=np.asarray(armature.matrix_world, dtype=np.float64) if to_bake is None else None)
-    output = yield from core_run.bake(database, path, settings, tag_query, cache=database_cache(database),
-                                      clock=time.perf_counter, started=t0)
-    output.report.note = note
-    return BakeOutput(**output.field_values(), controller_world=core_run.on_frames(ctrl_world, sim_frames, frames))
+    return frames, core_run.step_frames(database, frames, scene_fps(scene))
 
 
 def check_skeleton(armature, skeleton):

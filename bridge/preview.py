@@ -26,7 +26,7 @@ import numpy as np
 from bpy.app.handlers import persistent
 
 from ..core.maths import transforms as tf
-from . import bake as bake_bridge, bake_props as bake_settings, compat
+from . import bake as bake_bridge, bake_props as bake_settings, compat, preview_inputs
 from .scene_data import scene_fps
 
 _state = {}          # preview key -> dict(result, frames, locs, rots, skeleton, report)
@@ -48,40 +48,84 @@ def _simulation(scene):
 def start(context, settings=None):
     """Simulate with the scene's bake settings (or ``settings``, a
     core.bake.BakeSettings) and begin posing; returns the BakeReport of the
-    simulation."""
+    simulation. With the scene's settings the preview then follows edits
+    (bridge.preview_follow); with others it shows them until stopped."""
     scene = context.scene
     mm = scene.motion_matching
     ctrl = bake_bridge.controller_object(context)
     armature = bake_bridge.bake_target(context)
     frame = scene.frame_current
+    follows = settings is None
     try:
+        head = preview_inputs.head(scene)
+        database = bake_bridge.ensure_database(context)
+        sampled = bake_bridge.sample_controller(
+            context, ctrl, bake_bridge.sample_frames(scene, database[0])[1])
         output = bake_bridge.run(context, ctrl, armature, settings or bake_settings.to_core(mm.bake_settings),
-                                 tag_query=mm.tag_query)
+                                 tag_query=mm.tag_query, database=database, sampled=sampled)
     finally:
         scene.frame_set(frame)
-    skeleton, report = output.skeleton, output.report
-    bake_bridge.check_skeleton(armature, skeleton)
-    ad = armature.animation_data or armature.animation_data_create()
+    bake_bridge.check_skeleton(armature, output.skeleton)
+    # Rebuilding the database first changes its hash: digest the inputs as simulated.
+    if database[1]:
+        head = preview_inputs.head(scene)
+    inputs = (head, preview_inputs.path_digest(sampled)) if follows else None
     key = uuid.uuid4().hex
-    _state[key] = dict(result=output.result, frames=output.frames, locs=output.locations,
-                       rots=output.rotations, skeleton=skeleton)
-    mm.preview_armature = armature
-    mm.preview_action = ad.action
-    mm.preview_modes = json.dumps({pb.name: pb.rotation_mode for pb in armature.pose.bones})
+    _state[key] = _simulation_of(output, inputs)
+    _take_armature(mm, armature, output.skeleton)
     mm.preview_key = key
-    ad.action = None
-    for name in skeleton.names:
-        armature.pose.bones[name].rotation_mode = "QUATERNION"
     mm.preview_active = True
     apply(scene)
     _ensure_overlay()
-    return report
+    return output.report
 
 
-def stop(scene):
-    """Give the armature its action and rotation modes back and stop posing."""
+def _simulation_of(output, inputs):
+    return dict(result=output.result, frames=output.frames, locs=output.locations, rots=output.rotations,
+                skeleton=output.skeleton, inputs=inputs)
+
+
+def _take_armature(mm, armature, skeleton):
+    """Set the armature's action and rotation modes aside (for Stop) and pose it in quaternions."""
+    ad = armature.animation_data or armature.animation_data_create()
+    mm.preview_armature = armature
+    mm.preview_action = ad.action
+    mm.preview_modes = json.dumps({pb.name: pb.rotation_mode for pb in armature.pose.bones})
+    ad.action = None
+    for name in skeleton.names:
+        armature.pose.bones[name].rotation_mode = "QUATERNION"
+
+
+def replace(scene, output, inputs, armature):
+    """Show a new simulation of the same preview (made from ``inputs``, see
+    :func:`inputs_of`) on ``armature``: when the armature chosen changed, the
+    previous one gets its action back and the new one's is set aside."""
     mm = scene.motion_matching
-    _state.pop(mm.preview_key, None)
+    key = mm.preview_key
+    if armature != mm.preview_armature:
+        _give_back(mm)
+        _take_armature(mm, armature, output.skeleton)
+    else:
+        for name in output.skeleton.names:
+            armature.pose.bones[name].rotation_mode = "QUATERNION"
+    _state[key] = _simulation_of(output, inputs)
+    apply(scene)
+
+
+def simulation_result(scene):
+    """The core BakeResult shown (None when there is none)."""
+    st = _simulation(scene)
+    return None if st is None else st["result"]
+
+
+def inputs_of(scene):
+    """(head digest, path digest) the preview's simulation was made from; None
+    when it follows no edits (started with other settings than the scene's)."""
+    st = _simulation(scene)
+    return None if st is None else st.get("inputs")
+
+
+def _give_back(mm):
     armature, action = mm.preview_armature, mm.preview_action
     try:
         modes = json.loads(mm.preview_modes) if mm.preview_modes else {}
@@ -100,6 +144,13 @@ def stop(scene):
     mm.preview_armature = None
     mm.preview_action = None
     mm.preview_modes = ""
+
+
+def stop(scene):
+    """Give the armature its action and rotation modes back and stop posing."""
+    mm = scene.motion_matching
+    _state.pop(mm.preview_key, None)
+    _give_back(mm)
     mm.preview_key = ""
     mm.preview_active = False
     if not _state:
@@ -133,7 +184,7 @@ def apply(scene):
 @persistent
 def on_frame_change(scene, depsgraph=None):
     mm = getattr(scene, "motion_matching", None)
-    if mm is None or not mm.preview_active:
+    if mm is None or not mm.preview_active or preview_inputs.busy:
         return
     try:
         apply(scene)

@@ -4,7 +4,7 @@ import json
 
 import bpy
 
-from ..bridge import bake_props as bake_settings
+from ..bridge import bake_props as bake_settings, preview_follow
 from ..core.measure.report import BakeReport
 from .sidebar import SidebarPanel
 
@@ -92,6 +92,9 @@ class MOTION_MATCHING_PT_preview(SidebarPanel, bpy.types.Panel):
         self.layout.operator("motion_matching.toggle_preview", icon="PAUSE" if on else "PLAY",
                              text="Stop Preview" if on else "Start Preview", depress=on)
         if on:
+            text = preview_follow.status(context.scene)
+            if text:
+                self.layout.label(text=text, icon="TIME")
             self.layout.label(text="Blue: wanted path. Orange: matched path.", icon="INFO")
 
 

@@ -36,6 +36,7 @@ near trajectory) and these terms add up. Everything is vectorised over the
 candidates; the tables are built once per bake.
 """
 
+import copy
 import math
 from dataclasses import dataclass
 
@@ -174,6 +175,20 @@ class LookAhead:
             self.since_jump = self.since_jump + 1 if on else 0
         self.played_contacts = c
         self.last = (row, root[0], root[1], root[2])
+
+    HISTORY = ("played_contacts", "played_time", "drift", "last", "since_jump")
+
+    def state(self):
+        """What :meth:`played` remembers (a copy), to go on from later."""
+        return copy.deepcopy({name: getattr(self, name) for name in self.HISTORY})
+
+    def restore(self, state):
+        for name, value in copy.deepcopy(state).items():
+            setattr(self, name, value)
+
+    def reach(self):
+        """Steps ahead of the step searched that a search reads (the spring character's future)."""
+        return int(self.offsets.max())
 
     def future_cost(self, rows, root, sim_pos, sim_yaw, s):
         """(K,) cost of playing each of ``rows`` from the root ``(x, y, yaw)`` at step

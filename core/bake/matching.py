@@ -74,6 +74,13 @@ class Matcher:
     def played(self, row, root, rate=1.0, moved_on=None):
         """Note the row played on a step and the root (x, y, yaw) (the greedy search needs no history)."""
 
+    def state(self):
+        """What the search remembers of the steps played (to go on from; None: nothing)."""
+        return None
+
+    def restore(self, state):
+        """Go back to a :meth:`state`."""
+
     def search(self, s, cur, can_continue, root=None):
         """(best row, its cost) for step ``s`` while row ``cur`` plays (None: nothing
         yet); ``root`` (x, y, yaw) where the character stands (unused here)."""
@@ -107,6 +114,12 @@ class LookAheadMatcher(Matcher):
 
     def played(self, row, root, rate=1.0, moved_on=None):
         self.ahead.played(row, root, rate, moved_on)
+
+    def state(self):
+        return self.ahead.state()
+
+    def restore(self, state):
+        self.ahead.restore(state)
 
     def search(self, s, cur, can_continue, root=None):
         qn = self.normalized_query(s, cur)

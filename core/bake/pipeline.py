@@ -36,6 +36,7 @@ from .legs.apply import apply_foot_lock, toe_floor, warp_strides
 from .legs.solver import leg_points
 from .matching import body_turn, make_matcher
 from .playback import play_rows, time_warp_state
+from .resume import Trace, resume_from
 from .pose import forward_kinematics, inertialize, pose_root_bone, warped_pose
 from .root_motion import RootMotion
 from .rows import next_rows, row_deltas, yaw_of
@@ -80,6 +81,7 @@ class BakeResult:
     sim_pos: np.ndarray          # (S, 3) spring character
     controller: np.ndarray       # (S, 3) controller positions
     toes: np.ndarray = field(default=None)  # (S, 2, 3) toe positions after foot lock/IK
+    trace: object = field(default=None, repr=False)  # core.bake.resume.Trace: to bake again from a changed step
 
 
 def run_to_end(steps, progress=None):
@@ -101,7 +103,7 @@ def bake(*args, progress=None, **kwargs):
 
 def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, controller_facing,
                settings=None, allowed=None, index=None, root_positions=None, root_quats=None,
-               toe_speeds=None, playable=None):
+               toe_speeds=None, playable=None, previous=None):
     """Run motion matching along ``controller_pos`` (S, 3), sampled every
     1/fps seconds of the database, in the armature's space.
 
@@ -115,6 +117,8 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     ``toe_speeds`` (N, 2): each row's toe speeds in the take; when given, a toe
     locks when the data says it is planted and still there (rather than when the
     baked toe, which the path's corrections may be dragging, is still).
+    ``previous``: the ``trace`` of an earlier result (core.bake.resume), to
+    play again only from the steps whose inputs changed; the result is the same.
 
     A generator: it yields the fraction done now and then (so a caller can show
     progress or stop early) and returns the :class:`BakeResult`. The stages are
@@ -126,18 +130,24 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     # 1. The spring character, and the trajectory part of every query.
     facing = controller_facing if settings.strafe.enabled else None
     sim = springs.simulate_character(ctrl, facing, dt, halflife_pos=settings.root.sim_halflife,
-                                     halflife_rot=settings.root.sim_halflife)
+                                     halflife_rot=settings.root.sim_halflife,
+                                     previous=previous.sim if previous is not None else None)
     sim_yaw = np.asarray(sim.yaws, dtype=np.float64)
     warp = strafe_warp(sim_yaw, sim.velocities, settings, dt) if facing is not None else None
     if warp is not None:
         sim_yaw = sim_yaw + warp      # the lower body's wanted facing: the search and the root follow it
-    matcher = make_matcher(db, trajectory_queries(db.spec, sim.positions, sim_yaw, fps), allowed, index, settings,
-                       sim, sim_yaw, root_positions, root_quats, fps,
-                       lambda: body_turn(skeleton, pose_locations, pose_rotations, root_quats), playable)
-    # 2 and 4. The rows played (searches, jumps) and the root, step by step.
+    traj = trajectory_queries(db.spec, sim.positions, sim_yaw, fps)
+    matcher = make_matcher(db, traj, allowed, index, settings, sim, sim_yaw, root_positions, root_quats, fps,
+                           lambda: body_turn(skeleton, pose_locations, pose_rotations, root_quats), playable)
+    # 2 and 4. The rows played (searches, jumps) and the root, step by step; from
+    # a state the previous bake kept when only later steps' inputs changed.
+    inputs = (ctrl, sim.positions, sim_yaw, sim.velocities, traj)
     root = RootMotion(db, root_positions, root_quats, settings, dt)
     played = yield from play_rows(db, ctrl, sim.positions, sim_yaw, sim.velocities, matcher, root, settings, fps,
-                                   time_warp_state(db, root, sim.velocities, settings, fps))
+                                   time_warp_state(db, root, sim.velocities, settings, fps),
+                                   resume_from(previous, settings, db, allowed, playable, inputs))
+    trace = Trace(settings, db, allowed, playable, inputs, getattr(getattr(matcher, "ahead", None), "reach",
+                                                                   lambda: 0)(), played, sim)
     # 3. The pose: the played rows' channels (blended between rows when time-warped) with inertialization at jumps.
     row_steps = row_deltas(db, root_positions, root_quats)[0]
     if played.phase is None:
@@ -169,7 +179,7 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     return BakeResult(dt=dt, locations=locs, rotations=rots, rows=played.rows, searched=played.searched,
                       jumped=played.jumped, cost=played.cost, contacts=contacts, locked=locked,
                       lock_count=lock_count, root_pos=played.root_pos, root_quat=root_quat,
-                      sim_pos=sim.positions, controller=ctrl, toes=toes)
+                      sim_pos=sim.positions, controller=ctrl, toes=toes, trace=trace)
 
 
 def checked_inputs(db, controller_pos, allowed, settings):

@@ -24,6 +24,7 @@ class Played:
     root_yaw: np.ndarray
     phase: np.ndarray = None     # (S,) time warp: share of the way to the next row (None: off)
     rate: np.ndarray = None      # (S,) time warp: rows advanced on the step
+    states: list = None          # PlayState every SNAPSHOT_EVERY steps (to go on from one)
 
 
 def sharp_change(want_v, v, settings):
@@ -33,12 +34,30 @@ def sharp_change(want_v, v, settings):
             or (np.hypot(*v) > 0.3 and np.hypot(*want_v) > 0.3 and abs(turn) > settings.search.force_search_angle))
 
 
-def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps, warp=None):
+@dataclass
+class PlayState:
+    """Everything :func:`play_rows` carries from one step to the next, at the
+    start of step ``s``: its own variables, the matcher's (the look-ahead's
+    history) and the time warp's; enough to go on from there."""
+
+    s: int
+    own: tuple              # (row playing, x, y, yaw, last search step, wanted velocity, rate)
+    matcher: object
+    warp: object
+
+
+SNAPSHOT_EVERY = 32         # steps between the states play_rows keeps
+
+
+def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps, warp=None, resume=None):
     """Stages 2 and 4, step by step: search on schedule, at a clip end, or when
     the wanted motion changes sharply; a best row close to the playing one is no
     jump; the root follows. ``warp`` (core.bake.time_warp.TimeWarp or None) sets the
-    playback rate. A generator yielding progress (up to 0.8), returning
-    :class:`Played`."""
+    playback rate. ``resume``: (a :class:`PlayState`, the :class:`Played` it was
+    kept in) to go on from that step, the steps before copied (their inputs
+    must be those of that run). A generator yielding progress (up to 0.8),
+    returning :class:`Played`, whose ``states`` hold a state every
+    :data:`SNAPSHOT_EVERY` steps."""
     S = len(ctrl)
     nxt = next_rows(db)
     rows = np.empty(S, dtype=np.int64)
@@ -48,15 +67,32 @@ def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps,
     root_pos = np.empty((S, 3))
     root_yaw = np.empty(S)
     interval = max(1, int(round(settings.search.search_interval * fps)))
-    cur = None
-    px, py = float(sim_pos[0, 0]), float(sim_pos[0, 1])
-    yaw = float(sim_yaw[0])
-    last_search = -interval
-    want_v = sim_vel[0, :2].copy()
-    phase, rates, rate = (None, None, 1.0) if warp is None else (np.zeros(S), np.ones(S), 1.0)
-    for s in range(S):
+    phase, rates = (None, None) if warp is None else (np.zeros(S), np.ones(S))
+    states = []
+    if resume is None:
+        first = 0
+        cur, px, py, yaw = None, float(sim_pos[0, 0]), float(sim_pos[0, 1]), float(sim_yaw[0])
+        last_search, want_v, rate = -interval, sim_vel[0, :2].copy(), 1.0
+    else:
+        state, before = resume
+        first = state.s
+        for mine, theirs in ((rows, before.rows), (searched, before.searched), (jumped, before.jumped),
+                             (cost, before.cost), (root_pos, before.root_pos), (root_yaw, before.root_yaw),
+                             (phase, before.phase), (rates, before.rate)):
+            if mine is not None:
+                mine[:first] = theirs[:first]
+        states = [k for k in before.states if k.s <= first]
+        cur, px, py, yaw, last_search, want_v, rate = state.own
+        want_v = want_v.copy()
+        matcher.restore(state.matcher)
+        if warp is not None:
+            warp.restore(state.warp)
+    for s in range(first, S):
         if s % 256 == 0:
             yield 0.8 * s / S
+        if s % SNAPSHOT_EVERY == 0 and (resume is None or s > first):   # the state at ``first`` is kept
+            states.append(PlayState(s, (cur, px, py, yaw, last_search, want_v.copy(), rate), matcher.state(),
+                                    None if warp is None else warp.state()))
         if cur is not None:
             rate = 1.0 if warp is None else warp.step_rate(s, cur)
             px, py, yaw = root.advance(px, py, yaw, cur, sim_pos[s], sim_yaw[s], rate)
@@ -92,7 +128,7 @@ def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps,
         root_pos[s] = (px, py, 0.0)
         root_yaw[s] = yaw
     return Played(rows=rows, searched=searched, jumped=jumped, cost=cost, root_pos=root_pos, root_yaw=root_yaw,
-                   phase=phase, rate=rates)
+                   phase=phase, rate=rates, states=states)
 
 
 def time_warp_state(db, root, sim_vel, settings, fps):

@@ -213,7 +213,8 @@ class BakeOutput:
         return {f.name: getattr(self, f.name) for f in fields(BakeOutput)}
 
 
-def bake(database, path, settings=None, tag_query="", cache=None, clock=time.perf_counter, started=None):
+def bake(database, path, settings=None, tag_query="", cache=None, clock=time.perf_counter, started=None,
+         previous=None):
     """Play ``database`` (a core MotionDatabase) along ``path`` (a
     :class:`ControllerPath`) with ``settings`` (core BakeSettings, default the
     defaults), searching the rows ``tag_query`` selects (empty: every valid row).
@@ -222,6 +223,9 @@ def bake(database, path, settings=None, tag_query="", cache=None, clock=time.per
     ``key`` on the same database (default: no cache). ``clock``: seconds, for
     the report's bake time, counted from ``started`` (default: when this starts;
     a caller that sampled the controller first passes its own start).
+    ``previous``: the ``result`` of an earlier :class:`BakeOutput` (or None), of
+    the same database along another path: the steps before the first one the
+    change reaches are not searched again (core.bake.resume); the output is the same.
 
     A generator: it yields the fraction done now and then and returns a
     :class:`BakeOutput`. Refusals (BakeError, TagError) are one sentence and
@@ -237,7 +241,8 @@ def bake(database, path, settings=None, tag_query="", cache=None, clock=time.per
         database.matching, database.poses.locations, database.poses.rotations, skeleton,
         path.positions, path.facing, settings=settings, allowed=allowed, index=search_index(database, cache),
         root_positions=database.root.positions, root_quats=database.root.quats,
-        toe_speeds=toe_speeds(database) if settings.foot_lock.lock_on_data else None, playable=playable)
+        toe_speeds=toe_speeds(database) if settings.foot_lock.lock_on_data else None, playable=playable,
+        previous=previous.trace if previous is not None else None)
     frames = path.frames
     times = (frames - frames[0]) / path.fps
     x = sample_positions(times, result.dt, len(result.rows))

@@ -89,6 +89,13 @@ class TimeWarp:
         """A jump: the new row plays from its start."""
         self.phase = 0.0
 
+    def state(self):
+        """(rate, phase): what carries from one step to the next."""
+        return self.rate, self.phase
+
+    def restore(self, state):
+        self.rate, self.phase = state
+
 
 def offset_positions(rows, phase, add, nxt):
     """Rows and phases ``add`` (S,) rows past ``(rows, phase)`` along each clip

@@ -201,6 +201,7 @@ class SimulatedPath:
     velocities: np.ndarray  # (T, 3)
     yaws: np.ndarray  # (T,) continuous
     yaw_rates: np.ndarray  # (T,)
+    goals: tuple = None    # (goal positions (T-1, 3), goal yaws (T-1,), start (8,)): what the steps followed
 
     @property
     def facings(self):
@@ -294,7 +295,7 @@ class ControllerGoals:
 
 
 def simulate_character(controller_pos, controller_facing, dt, halflife_pos=0.25,
-                       halflife_rot=0.25, initial_state=None, lead=None):
+                       halflife_rot=0.25, initial_state=None, lead=None, previous=None):
     """Run the simulated character along a controller, one step per frame.
 
     ``controller_pos`` (T, 3) world positions of the controller per frame;
@@ -318,20 +319,46 @@ def simulate_character(controller_pos, controller_facing, dt, halflife_pos=0.25,
 
     Yaw goals are unrolled along time and each step's error is taken the short way
     round, so facings never spin the long way. Returns a :class:`SimulatedPath`.
+    ``previous``: an earlier result; the steps that followed the same goals
+    from the same start are copied from it (the same numbers).
     """
     goals = ControllerGoals(controller_pos, controller_facing, dt, halflife_pos, halflife_rot, lead)
     s = initial_state if initial_state is not None else goals.initial_state()
     t = len(goals.pos)
     goal_p, goal_y = goals.at(np.arange(1, t))
+    start = np.concatenate([s.position, s.velocity, [s.yaw, s.yaw_rate]]).astype(np.float64)
 
     out_p, out_v = np.empty((t, 3)), np.empty((t, 3))
     out_y, out_r = np.empty(t), np.empty(t)
     pos = np.asarray(s.position, dtype=np.float64)
     vel = np.asarray(s.velocity, dtype=np.float64)
     yaw, rate = float(s.yaw), float(s.yaw_rate)
-    for i in range(t):
+    first = _same_steps(previous, (goal_p, goal_y, start), halflife_pos, halflife_rot, dt)
+    if first:
+        # Steps up to ``first`` followed the same goals from the same start: copied.
+        for mine, theirs in ((out_p, previous.positions), (out_v, previous.velocities), (out_y, previous.yaws),
+                             (out_r, previous.yaw_rates)):
+            mine[:first + 1] = theirs[:first + 1]
+        pos, vel, yaw, rate = out_p[first].copy(), out_v[first].copy(), float(out_y[first]), float(out_r[first])
+    for i in range(first, t):
         out_p[i], out_v[i], out_y[i], out_r[i] = pos, vel, yaw, rate
         if i + 1 < t:
             pos, vel, yaw, rate = goals.advance(pos, vel, yaw, rate, goal_p[i], goal_y[i],
                                                 goals.dt)
-    return SimulatedPath(out_p, out_v, out_y, out_r)
+    return SimulatedPath(out_p, out_v, out_y, out_r, goals=(goal_p, goal_y, start, halflife_pos, halflife_rot, dt))
+
+
+def _same_steps(previous, goals, halflife_pos, halflife_rot, dt):
+    """The first step whose goal differs (bit for bit) from ``previous``'s (a
+    SimulatedPath of as many steps, or None), when the start and half-lives are
+    the same; 0 otherwise."""
+    if previous is None or previous.goals is None:
+        return 0
+    goal_p, goal_y, start, hp, hr, pdt = previous.goals
+    if (hp, hr, pdt) != (halflife_pos, halflife_rot, dt) or len(goal_p) != len(goals[0]) \
+            or start.tobytes() != goals[2].tobytes():
+        return 0
+    moved = np.any(goal_p.view(np.uint64) != goals[0].view(np.uint64), axis=1) | \
+        (goal_y.view(np.uint64) != goals[1].view(np.uint64))
+    hit = np.flatnonzero(moved)
+    return int(hit[0]) if len(hit) else len(goal_p)
