@@ -81,7 +81,7 @@ def _append(path, name):
                 raise ValueError("%s has no object named %r (%s)." % (
                     os.path.basename(path), name, _few(src.objects) or "it holds no objects"))
             names = list(src.objects)
-            dst.objects = names
+            dst.objects = list(names)
     except OSError as ex:
         raise ValueError("Cannot read %s as a .blend file (%s)." % (path, str(ex).strip() or "unreadable")) from None
     # Appended objects are renamed when the file already has their names: find ours by position.
