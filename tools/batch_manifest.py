@@ -225,6 +225,7 @@ def _entry(index, e, characters, paths, database, fps, default_exports):
             raise ManifestError("%s: %s %r is not in the manifest's [%s] (%s)." % (
                 label, key, e.get(key), key + "s", ", ".join(sorted(table))))
     name = e.get("name") or "%03d_%s_%s" % (index, e["character"], e["path"])
+    label = "entry %d (%s)" % (index, name)
     path = paths[e["path"]]
     out = {"index": index, "name": name, "character": characters[e["character"]], "path": dict(path), "fps": fps,
            "speed_scale": _number(e.get("speed_scale", 1.0), label + ": speed_scale", *SPEED_SCALE_RANGE),

@@ -321,7 +321,7 @@ def run(args):
     check_entries(manifest, entries, out)   # before anything runs
     if not args.summary_only:
         os.makedirs(os.path.join(out, "entries"), exist_ok=True)
-        db_failed = build_databases(manifest, entries, out)
+        db_failed = build_databases(manifest, [e for e in entries if not finished(out, manifest, e)], out)
         if args.database_only:
             bad = sorted(k for k, v in db_failed.items() if v)
             return ("the database %s was not built." % ", ".join(bad)) if bad else None
