@@ -212,8 +212,11 @@ def bake_entry(manifest, entry, out):
     """Bake one entry into a folder of its own, made the entry's folder when it
     succeeded; returns None or the reason it failed."""
     final = entry_dir(out, entry)
-    tmp = os.path.join(out, "entries", ".%s.partial-%d" % (entry["name"], os.getpid()))
-    shutil.rmtree(tmp, ignore_errors=True)
+    stem = ".%s.partial-" % entry["name"]
+    for left in os.listdir(os.path.join(out, "entries")):   # what a stopped run left half-written
+        if left.startswith(stem):
+            shutil.rmtree(os.path.join(out, "entries", left), ignore_errors=True)
+    tmp = os.path.join(out, "entries", "%s%d" % (stem, os.getpid()))
     os.makedirs(tmp)
     ok, said = run_cli(cli_args(manifest, entry, database_file(out, manifest, entry), tmp),
                        os.path.join(out, "logs", entry["name"] + ".log"))
