@@ -182,3 +182,15 @@ def test_an_entry_mm_cli_would_refuse_is_named_before_anything_runs(folder, tmp_
                                                 r"neither a built-in"):
         mm_batch.check_entries(m, m.entries, str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()
+
+
+def test_the_count_of_a_checked_manifest(folder, capsys):
+    (folder / "m.json").write_text(json.dumps(manifest()))
+    assert mm_batch.main([str(folder / "m.json"), "--out", str(folder / "out"), "--count"]) == 0
+    assert capsys.readouterr().out.strip() == "3"
+    assert not (folder / "out").exists()
+    data = manifest()
+    data["entries"][2]["speed_scale"] = 2.0      # on a controller path
+    (folder / "m.json").write_text(json.dumps(data))
+    assert mm_batch.main([str(folder / "m.json"), "--out", str(folder / "out"), "--count"]) == 1
+    assert "mm_batch: entry 3 (003_hero_lane): speed_scale" in capsys.readouterr().err
