@@ -181,35 +181,38 @@ def run_cli(args, log):
 # The database, then the entries
 
 
-def build_databases(manifest, entries, out):
-    """Build each database the entries need, unless built for the same manifest
-    fields; returns {key: None or the reason it failed}."""
-    results = {}
+def build_databases(manifest, entries, out, jobs=1):
+    """Build each database the entries need (``jobs`` at a time), unless built
+    for the same manifest fields; returns {key: None or the reason it failed}."""
     if "file" in manifest.database:
-        return results
+        return {}
+    first = {}
     for entry in entries:
-        key = batch_manifest.database_key(entry)
-        if key in results:
-            continue
-        path = database_file(out, manifest, entry)
-        marker = path + ".done.json"
-        digest = batch_manifest.database_digest(manifest.database, key)
-        done = read_json(marker)
-        if done and done.get("digest") == digest and os.path.isfile(path):
-            results[key] = None
-            continue
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = "%s.partial-%d.npz" % (path[:-4], os.getpid())
-        ok, said = run_cli(database_args(manifest, entry) + ["--save-database", tmp],
-                           os.path.join(out, "logs", "database-%s.log" % key))
-        if ok:
-            os.replace(tmp, path)
-            write_json_atomic(marker, {"digest": digest})
-            print("database %s: built %s" % (key, path), flush=True)
-        else:
-            print("database %s: FAILED: %s" % (key, said), flush=True)
-        results[key] = None if ok else said
-    return results
+        first.setdefault(batch_manifest.database_key(entry), entry)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {key: pool.submit(build_database, manifest, entry, key, out) for key, entry in first.items()}
+        return {key: future.result() for key, future in futures.items()}
+
+
+def build_database(manifest, entry, key, out):
+    """One database (the entry's mirror choice ``key``); None or why it failed."""
+    path = database_file(out, manifest, entry)
+    marker = path + ".done.json"
+    digest = batch_manifest.database_digest(manifest.database, key)
+    done = read_json(marker)
+    if done and done.get("digest") == digest and os.path.isfile(path):
+        return None
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = "%s.partial-%d.npz" % (path[:-4], os.getpid())
+    ok, said = run_cli(database_args(manifest, entry) + ["--save-database", tmp],
+                       os.path.join(out, "logs", "database-%s.log" % key))
+    if not ok:
+        print("database %s: FAILED: %s" % (key, said), flush=True)
+        return said
+    os.replace(tmp, path)
+    write_json_atomic(marker, {"digest": digest})
+    print("database %s: built %s" % (key, path), flush=True)
+    return None
 
 
 def bake_entry(manifest, entry, out):
@@ -331,7 +334,8 @@ def run(args):
         return None
     if not args.summary_only:
         os.makedirs(os.path.join(out, "entries"), exist_ok=True)
-        db_failed = build_databases(manifest, [e for e in entries if not finished(out, manifest, e)], out)
+        todo = [e for e in entries if not finished(out, manifest, e)]
+        db_failed = build_databases(manifest, todo, out, args.jobs)
         if args.database_only:
             bad = sorted(k for k, v in db_failed.items() if v)
             return ("the database %s was not built." % ", ".join(bad)) if bad else None

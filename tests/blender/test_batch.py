@@ -33,10 +33,10 @@ def cast(tmp_path):
     (folder / "empty.gltf").write_text(json.dumps({"asset": {"version": "2.0"}, "scene": 0,
                                                    "scenes": [{"nodes": [0]}], "nodes": [{"name": "Marker"}]}))
 
-    def write(entries):
+    def write(entries, take=SAMPLE_TAKE):
         text = ('fps = 24\nexports = ["bvh"]\n[database]\ntakes = [%s]\nmirror = false\n'
                 '[characters]\nhero = "hero.glb"\nextra = "extra.fbx"\nnobody = "empty.gltf"\n'
-                '[paths]\nshort = "short.json"\n' % json.dumps(SAMPLE_TAKE))
+                '[paths]\nshort = "short.json"\n' % json.dumps(str(take)))
         for e in entries:
             text += "[[entries]]\n" + "".join("%s = %s\n" % (k, json.dumps(v)) for k, v in e.items())
         path = folder / "crowd.toml"
@@ -146,3 +146,16 @@ def test_a_bad_manifest_runs_nothing(tmp_path, cast):
     assert proc.stderr.strip() == ("mm_batch: entry 2 (slow): speed_scale must be a number from 0.05 to 20, "
                                    "not 0.0.")
     assert not (tmp_path / "out").exists()
+
+
+def test_entries_whose_database_cannot_be_built_are_named(tmp_path, cast):
+    broken = tmp_path / "broken.bvh"
+    broken.write_text("HIERARCHY\nROOT Hips\n{\n")
+    manifest = cast([{"name": "one", "character": "hero", "path": "short"},
+                     {"name": "two", "character": "extra", "path": "short"}], take=broken)
+    proc = _batch(manifest, tmp_path / "out", "--jobs", "2")
+    assert proc.returncode == 1
+    assert "database plain: FAILED: " in proc.stdout
+    assert proc.stdout.count("FAILED: its database was not built: ") == 2
+    assert proc.stderr.strip().splitlines()[-1] == "mm_batch: 2 of 2 entries failed: 1 (one), 2 (two)."
+    assert not os.path.exists(tmp_path / "out" / "database" / "plain.npz")
