@@ -23,6 +23,12 @@ folder with BLENDER_USER_RESOURCES (and uninstalled again at the end), never
 into your own Blender profile. Writes OUT/baked.blend and OUT/report.json,
 prints the report as a table; any failure is one line ``mm_cli: <sentence>``
 on stderr and exit status 1.
+
+``--character FILE`` (.glb, .gltf, .fbx, or FILE.blend:Object) bakes onto that
+rig, retargeted; ``--export FILE`` writes the baked action by the extension;
+``--database FILE.npz`` bakes with an exported database and
+``--save-database FILE.npz`` writes the one built (docs/user/command-line.md;
+tools.mm_batch runs this once per entry of a batch manifest).
 """
 
 import argparse
