@@ -369,14 +369,15 @@ def run(args):
     scene.render.fps = max(1, int(round(fps)))
     scene.render.fps_base = scene.render.fps / fps
     armatures = database(args)
+    if args.out is not None:
+        # Everything that can refuse the run comes before anything is written.
+        target = character(args, armatures[0] if armatures else None) if args.character else armatures[0]
+        ctrl = controller(args)
     if args.save_database:
         call(bpy.ops.motion_matching.export_database, filepath=os.path.abspath(args.save_database))
         print("wrote %s" % args.save_database)
         if args.out is None:
             return None
-    # Everything that can refuse the run comes before anything is written into --out.
-    target = character(args, armatures[0] if armatures else None) if args.character else armatures[0]
-    ctrl = controller(args)
     scene.motion_matching.controller = ctrl
     scene.motion_matching.bake_armature = target
     try:
