@@ -109,9 +109,9 @@ def test_a_character_and_a_controller_appended_from_a_blend(tmp_path, blend_file
 def test_a_bad_character_in_a_blend_is_refused_with_nothing_written(tmp_path, blend_file, which, expected):
     out = tmp_path / "run"
     proc = _run("--bvh", SAMPLE_TAKE, "--scenario", "straight_walk", "--character", blend_file + ":" + which,
-                "--out", str(out), "--export", str(out / "x.fbx"))
+                "--out", str(out), "--export", str(out / "x.fbx"), "--save-database", str(tmp_path / "db.npz"))
     assert expected in _failure(proc)
-    assert not out.exists()
+    assert not out.exists() and not (tmp_path / "db.npz").exists()
 
 
 def test_a_gltf_without_an_armature_is_refused(tmp_path):
