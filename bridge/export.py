@@ -19,7 +19,7 @@ from mathutils import Matrix
 from ..core.errors import MotionMatchingError
 from . import compat
 
-FORMATS = {"BVH": ".bvh", "FBX": ".fbx", "GLTF": ".glb"}
+FORMATS = {"BVH": ".bvh", "FBX": ".fbx", "GLTF": ".glb", "GLTF_SEPARATE": ".gltf"}
 KNOWN_EXTENSIONS = (".bvh", ".fbx", ".glb", ".gltf")
 
 # BVH: Euler order of the rotation channels. Yaw (Y, up in the file) is the
@@ -48,13 +48,14 @@ def default_action(armature):
 def export(context, armature, filepath, fmt="FBX", action=None, frame_start=None, frame_end=None,
            global_scale=1.0):
     """Write ``action`` (default: the armature's current action) of ``armature``
-    to ``filepath`` as BVH, FBX or GLTF (binary .glb), frames ``frame_start`` to
+    to ``filepath`` as BVH, FBX, GLTF (binary .glb) or GLTF_SEPARATE (.gltf
+    text with its .bin beside it), frames ``frame_start`` to
     ``frame_end`` (default: the action's range). ``global_scale`` scales the
     BVH (1.0: metres, 100: centimetres); FBX and glTF are written in metres.
     Returns (path written, first frame, last frame)."""
     fmt = (fmt or "").upper()
     if fmt not in FORMATS:
-        raise MotionMatchingError("Unknown export format %r: choose BVH, FBX or GLTF." % fmt)
+        raise MotionMatchingError("Unknown export format %r: choose BVH, FBX, GLTF or GLTF_SEPARATE." % fmt)
     if armature is None or getattr(armature, "type", None) != "ARMATURE":
         raise MotionMatchingError("Choose an armature to export (%s is not one)." % getattr(armature, "name", "nothing"))
     if armature.name not in context.view_layer.objects:
@@ -96,7 +97,10 @@ def export(context, armature, filepath, fmt="FBX", action=None, frame_start=None
         elif fmt == "FBX":
             _run(bpy.ops.export_scene.fbx, "FBX", _fbx_options(path), context, armature)
         else:
-            _run(bpy.ops.export_scene.gltf, "glTF", _gltf_options(path, action), context, armature)
+            options = _gltf_options(path, action)
+            if fmt == "GLTF_SEPARATE":
+                options["export_format"] = "GLTF_SEPARATE"   # .gltf text and a .bin of the arrays
+            _run(bpy.ops.export_scene.gltf, "glTF", options, context, armature)
     finally:
         # The scene first, while every object it names still exists; the
         # temporary armature goes last (see _BvhProxy.remove).

@@ -12,6 +12,7 @@ from ..bridge import export as export_bridge
 FORMAT_ITEMS = (
     ("FBX", "FBX (.fbx)", "Unity, Unreal and most engines: one take, Y up, metres"),
     ("GLTF", "glTF Binary (.glb)", "Godot, Unreal, the web: one animation, Y up, metres"),
+    ("GLTF_SEPARATE", "glTF Separate (.gltf + .bin)", "As glTF Binary, as a text file with its arrays beside it"),
     ("BVH", "BVH (.bvh)", "Motion capture tools: Y up, in the chosen scale"),
 )
 
@@ -44,7 +45,7 @@ class MOTION_MATCHING_OT_export_baked(bpy.types.Operator, ExportHelper):
     bl_options = {"REGISTER"}
 
     filename_ext = ".fbx"
-    filter_glob: StringProperty(default="*.fbx;*.glb;*.bvh", options={"HIDDEN"})
+    filter_glob: StringProperty(default="*.fbx;*.glb;*.gltf;*.bvh", options={"HIDDEN"})
 
     format: EnumProperty(name="Format", items=FORMAT_ITEMS, default="FBX", update=_format_changed,
                          description="File format; the file name's extension follows it")

@@ -23,6 +23,12 @@ folder with BLENDER_USER_RESOURCES (and uninstalled again at the end), never
 into your own Blender profile. Writes OUT/baked.blend and OUT/report.json,
 prints the report as a table; any failure is one line ``mm_cli: <sentence>``
 on stderr and exit status 1.
+
+``--character FILE`` (.glb, .gltf, .fbx, or FILE.blend:Object) bakes onto that
+rig, retargeted; ``--export FILE`` writes the baked action by the extension;
+``--database FILE.npz`` bakes with an exported database and
+``--save-database FILE.npz`` writes the one built (docs/user/command-line.md;
+tools.mm_batch runs this once per entry of a batch manifest).
 """
 
 import argparse
@@ -36,8 +42,9 @@ try:  # absolute imports: this file also runs as a script inside Blender (see ab
     from core.bake import settings as core_bake_settings
     from core.io import scenario as core_scenario, scenario_builtins as core_scenario_builtins
     from core.database import query as core_tag_query
+    from core.skeleton import humanoid_joints
     from core.errors import MotionMatchingError
-    from tools import addon_session
+    from tools import addon_session, cli_inputs
 except ModuleNotFoundError as ex:  # run by file without the repository on the module path
     if ex.name not in ("core", "tools"):
         raise
@@ -63,7 +70,10 @@ class _Parser(argparse.ArgumentParser):
 def parse(argv):
     """The arguments, checked (see :func:`validate`); raises Failure with a sentence."""
     ap = _Parser(prog="mm_cli", description="Bake motion matching along a scenario path.")
-    ap.add_argument("--bvh", action="append", required=True, metavar="FILE", help="a take to match (repeatable)")
+    ap.add_argument("--bvh", action="append", default=[], metavar="FILE", help="a take to match (repeatable)")
+    ap.add_argument("--database", metavar="FILE", help="an exported database (.npz) instead of --bvh takes")
+    ap.add_argument("--save-database", metavar="FILE", help="also write the built database to this .npz "
+                    "(without --out: only build and write it)")
     ap.add_argument("--scale", type=float, default=0.01,
                     help="BVH scale (0.01 for centimetres; default 0.01)")
     ap.add_argument("--axis-forward", default="-Z", help="the file's forward axis: X, Y, Z, -X, -Y or -Z (default -Z)")
@@ -71,12 +81,21 @@ def parse(argv):
     ap.add_argument("--handedness", default="RIGHT", choices=("RIGHT", "LEFT"))
     ap.add_argument("--tpose", metavar="FILE", help="T-pose BVH of the takes' skeleton")
     ap.add_argument("--dance-card", metavar="FILE", help="dance card (TOML or JSON); tags are suggested from motion")
-    ap.add_argument("--scenario", default="showcase", help="built-in scenario name or a JSON waypoint file")
+    ap.add_argument("--scenario", help="built-in scenario name or a JSON waypoint file (default showcase)")
+    ap.add_argument("--controller", metavar="FILE.blend:Object",
+                    help="follow this animated controller appended from a .blend instead of a scenario")
+    ap.add_argument("--speed-scale", type=float, default=1.0,
+                    help="play the scenario this many times faster (its waypoint times divided by it; default 1)")
+    ap.add_argument("--start-frame", type=int, default=1, help="the frame of the scenario's time 0 (default 1)")
+    ap.add_argument("--character", metavar="FILE",
+                    help="bake onto this character: a .glb, .gltf or .fbx file, or FILE.blend:Object")
+    ap.add_argument("--export", action="append", default=[], metavar="FILE",
+                    help="export the baked action to a .bvh, .fbx, .glb or .gltf file (repeatable)")
     ap.add_argument("--fps", type=float, default=24.0, help="the scene's frame rate (default 24)")
     ap.add_argument("--tag-query", default="", help="restrict matching to tagged frames, e.g. 'walk or run'")
     ap.add_argument("--mirror-takes", action=argparse.BooleanOptionalAction, default=None,
                     help="also put each take's mirror image in the database (default: the add-on's default)")
-    ap.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    ap.add_argument("--out", metavar="DIR", help="output folder")
     ap.add_argument("--top-view", metavar="FILE", help="also render a top view of the bake to this PNG")
     group = ap.add_argument_group("bake settings", "one per knob of core.bake.settings (default: its default)")
     for k in bake_knobs():
@@ -112,23 +131,31 @@ def validate(args):
     if args.axis_forward[-1] == args.axis_up[-1]:
         raise Failure("--axis-forward %s and --axis-up %s are on the same axis: choose two different axes."
                       % (args.axis_forward, args.axis_up))
-    for path in args.bvh:
-        if not os.path.isfile(path):
-            raise Failure("BVH file not found: %s" % path)
+    _check_database(args)
     for option, path in (("--tpose", args.tpose), ("--dance-card", args.dance_card)):
         if path is not None and not os.path.isfile(path):
             raise Failure("%s file not found: %s" % (option, path))
-    if not os.path.isfile(args.scenario):
-        names = sorted(core_scenario_builtins.BUILTINS)
-        if args.scenario not in names:
-            raise Failure("--scenario %r is neither a built-in scenario (%s) nor a file."
-                          % (args.scenario, ", ".join(names)))
+    _check_path(args)
+    try:
+        if args.character is not None:
+            cli_inputs.check_character(args.character)
+        args.export_formats = [cli_inputs.check_export(path) for path in args.export]
+    except ValueError as ex:
+        raise Failure(str(ex)) from None
     if args.tag_query.strip():
         try:
             core_tag_query.parse_query(args.tag_query)
         except MotionMatchingError as ex:
             raise Failure("--tag-query: %s" % str(ex).rstrip(".") + ".") from None
     _check_bake_knobs(args)
+    if args.out is None:
+        if args.save_database is None:
+            raise Failure("The argument --out is required (or --save-database alone to only build the database).")
+        if args.export or args.character or args.top_view:
+            raise Failure("--export, --character and --top-view need --out: they come after a bake.")
+        return args
+    if args.database and not args.character:
+        raise Failure("--database needs --character: an exported database holds no armature to key.")
     out = os.path.abspath(args.out)
     if os.path.exists(out) and not os.path.isdir(out):
         raise Failure("--out %s is a file: give a folder (it is made if missing)." % args.out)
@@ -140,6 +167,77 @@ def validate(args):
     if not os.access(parent, os.W_OK):
         raise Failure("--out %s cannot be written (no permission in %s)." % (args.out, parent))
     return args
+
+
+SPEED_SCALE_RANGE = (0.05, 20.0)
+START_FRAME_RANGE = (0, 1000000)
+
+
+def _check_database(args):
+    """Takes (--bvh) or an exported database (--database), not both; their files there."""
+    if bool(args.bvh) == bool(args.database):
+        raise Failure("Give the takes with --bvh FILE, or an exported database with --database FILE.npz "
+                      "(one of the two).")
+    for path in args.bvh:
+        if not os.path.isfile(path):
+            raise Failure("BVH file not found: %s" % path)
+    if args.database:
+        if not os.path.isfile(args.database):
+            raise Failure("--database file not found: %s" % args.database)
+        for option, value in (("--tpose", args.tpose), ("--dance-card", args.dance_card),
+                              ("--mirror-takes", args.mirror_takes), ("--save-database", args.save_database)):
+            if value is not None:
+                raise Failure("%s goes with --bvh takes; a --database file is already built." % option)
+    if args.save_database is not None:
+        folder = os.path.dirname(os.path.abspath(args.save_database))
+        if not os.path.isdir(folder):
+            raise Failure("--save-database %s: the folder %s does not exist." % (args.save_database, folder))
+
+
+def _check_path(args):
+    """A scenario (built-in or file) or a controller from a .blend, and the variations."""
+    lo, hi = SPEED_SCALE_RANGE
+    if not (math.isfinite(args.speed_scale) and lo <= args.speed_scale <= hi):
+        raise Failure("--speed-scale must be from %g to %g, not %g." % (lo, hi, args.speed_scale))
+    lo, hi = START_FRAME_RANGE
+    if not lo <= args.start_frame <= hi:
+        raise Failure("--start-frame must be from %d to %d, not %d." % (lo, hi, args.start_frame))
+    if args.controller is not None:
+        if args.scenario is not None:
+            raise Failure("Give --scenario or --controller, not both.")
+        if args.speed_scale != 1.0 or args.start_frame != 1:
+            raise Failure("--speed-scale and --start-frame apply to scenarios; a --controller keeps its own keys.")
+        try:
+            cli_inputs.check_controller(args.controller)
+        except ValueError as ex:
+            raise Failure(str(ex)) from None
+        return
+    if args.scenario is None:
+        args.scenario = "showcase"
+    if not os.path.isfile(args.scenario):
+        names = sorted(core_scenario_builtins.BUILTINS)
+        if args.scenario not in names:
+            raise Failure("--scenario %r is neither a built-in scenario (%s) nor a file."
+                          % (args.scenario, ", ".join(names)))
+    if args.speed_scale != 1.0:
+        try:
+            load_scenario(args.scenario, args.speed_scale)
+        except MotionMatchingError as ex:
+            raise Failure("--scenario %s at --speed-scale %g: %s" % (args.scenario, args.speed_scale, ex)) from None
+
+
+def load_scenario(scenario, speed_scale=1.0):
+    """The scenario (built-in name or file) as core data, its times divided by ``speed_scale``."""
+    if os.path.isfile(scenario):
+        sc = core_scenario.load_scenario(scenario)
+    else:
+        sc = core_scenario_builtins.builtin(scenario)
+    if speed_scale == 1.0:
+        return sc
+    data = core_scenario.scenario_to_dict(sc)
+    for point in data["points"]:
+        point["t"] = point["t"] / speed_scale
+    return core_scenario.scenario_from_dict(data, name=data.get("name") or "scenario")
 
 
 _SESSION = {}   # what load_addon set up, for finish(): module enabled, build folder, uninstall, own bpy
@@ -265,12 +363,59 @@ def run(args):
     module = load_addon()   # before bpy is imported: it chooses Blender's user folder
     import bpy
 
-    ops = bpy.ops.motion_matching
     bpy.ops.wm.read_homefile(use_empty=True)
     scene = bpy.context.scene
     fps = args.fps
     scene.render.fps = max(1, int(round(fps)))
     scene.render.fps_base = scene.render.fps / fps
+    armatures = database(args)
+    if args.out is not None:
+        # Everything that can refuse the run comes before anything is written.
+        target = character(args, armatures[0] if armatures else None) if args.character else armatures[0]
+        ctrl = controller(args)
+    if args.save_database:
+        call(bpy.ops.motion_matching.export_database, filepath=os.path.abspath(args.save_database))
+        print("wrote %s" % args.save_database)
+        if args.out is None:
+            return None
+    scene.motion_matching.controller = ctrl
+    scene.motion_matching.bake_armature = target
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as ex:
+        raise Failure("Cannot make the folder %s (%s)." % (args.out, ex.strerror or ex)) from None
+    report_path = os.path.join(os.path.abspath(args.out), "report.json")
+    set_bake_settings(scene.motion_matching.bake_settings, args)
+    if args.use_facing is None and args.controller is None and scenario_has_facing(args.scenario):
+        # A scenario that asks for a facing is baked facing it (--no-use-facing: where it goes).
+        scene.motion_matching.bake_settings.use_facing = True
+    call(bpy.ops.motion_matching.bake, report_path=report_path)
+    for path, fmt in zip(args.export, args.export_formats):
+        call(bpy.ops.motion_matching.export_baked, filepath=os.path.abspath(path), format=fmt, armature=target.name)
+    call(bpy.ops.wm.save_as_mainfile, filepath=os.path.join(os.path.abspath(args.out), "baked.blend"))
+    with open(report_path) as fh:
+        report = json.load(fh)
+    bake_report = __import__(module + ".core.measure.report", fromlist=["BakeReport"])
+    print(bake_report.BakeReport.from_json(report).to_text())
+    for path in [os.path.join(args.out, "baked.blend"), report_path] + list(args.export):
+        print("wrote %s" % path)
+    if args.top_view:
+        from tools import top_view
+        print(top_view.summary(top_view.render_top_view(os.path.abspath(args.top_view), target, ctrl)))
+    return report
+
+
+def database(args):
+    """Import the takes and build the database (returns the takes' armatures),
+    or import an exported database (returns [])."""
+    import bpy
+
+    ops = bpy.ops.motion_matching
+    scene = bpy.context.scene
+    if args.database:
+        call(ops.import_database, filepath=os.path.abspath(args.database))
+        scene.motion_matching.tag_query = args.tag_query
+        return []
     if args.dance_card:
         call(ops.import_dance_card, filepath=os.path.abspath(args.dance_card))
     armatures = []
@@ -296,35 +441,69 @@ def run(args):
         call(ops.build_database)
     else:
         call(ops.build_database, mirror_takes=args.mirror_takes)
-    scenario = args.scenario
-    if os.path.isfile(scenario):
-        call(ops.add_scenario_controller, scenario="FILE", filepath=os.path.abspath(scenario), frame_start=1,
-             update_scene_range=True)
-    else:
-        call(ops.add_scenario_controller, scenario=scenario, frame_start=1, update_scene_range=True)
-    ctrl = bpy.context.active_object
-    scene.motion_matching.controller = ctrl
-    scene.motion_matching.bake_armature = armatures[0]
+    return armatures
+
+
+def character(args, source):
+    """The --character imported or appended, its bones mapped (a mapping it
+    carries is kept), chosen as the Retarget panel's target; returns it."""
+    import bpy
+
     try:
-        os.makedirs(args.out, exist_ok=True)
-    except OSError as ex:
-        raise Failure("Cannot make the folder %s (%s)." % (args.out, ex.strerror or ex)) from None
-    report_path = os.path.join(os.path.abspath(args.out), "report.json")
-    set_bake_settings(scene.motion_matching.bake_settings, args)
-    if args.use_facing is None and scenario_has_facing(scenario):
-        # A scenario that asks for a facing is baked facing it (--no-use-facing: where it goes).
-        scene.motion_matching.bake_settings.use_facing = True
-    call(ops.bake, report_path=report_path)
-    call(bpy.ops.wm.save_as_mainfile, filepath=os.path.join(os.path.abspath(args.out), "baked.blend"))
-    with open(report_path) as fh:
-        report = json.load(fh)
-    bake_report = __import__(module + ".core.measure.report", fromlist=["BakeReport"])
-    print(bake_report.BakeReport.from_json(report).to_text())
-    print("wrote %s and %s" % (os.path.join(args.out, "baked.blend"), report_path))
-    if args.top_view:
-        from tools import top_view
-        print(top_view.summary(top_view.render_top_view(os.path.abspath(args.top_view), armatures[0], ctrl)))
-    return report
+        rig = cli_inputs.load_character(args.character)
+    except ValueError as ex:
+        raise Failure(str(ex)) from None
+    choices = bpy.context.scene.motion_matching.retarget
+    choices.source, choices.target = source, rig
+    for obj in bpy.context.view_layer.objects:
+        obj.select_set(obj == rig)
+    bpy.context.view_layer.objects.active = rig
+    mapped = {item.name for item in rig.data.motion_matching.bone_map if item.bone}
+    if not mapped:
+        try:
+            call(bpy.ops.motion_matching.auto_map_bones)
+        except Failure as ex:
+            raise Failure("--character %s cannot be mapped: %s" % (args.character, ex)) from None
+        mapped = {item.name for item in rig.data.motion_matching.bone_map if item.bone}
+    missing = [j for j in humanoid_joints.REQUIRED if j not in mapped]
+    if missing:
+        raise Failure("--character %s cannot be mapped: no bones found for %s; map them in Blender (Retarget "
+                      "panel) and give the rig as FILE.blend:Object." % (args.character, ", ".join(missing)))
+    return rig
+
+
+def controller(args):
+    """The controller: appended from a .blend, or laid from the scenario (at
+    --speed-scale, its time 0 on --start-frame); the scene's range set to it."""
+    import tempfile
+
+    import bpy
+
+    if args.controller is not None:
+        try:
+            ctrl = cli_inputs.load_controller(args.controller)
+        except ValueError as ex:
+            raise Failure(str(ex)) from None
+        first, last = ctrl.animation_data.action.frame_range
+        bpy.context.scene.frame_start, bpy.context.scene.frame_end = int(first), int(math.ceil(last))
+        return ctrl
+    ops = bpy.ops.motion_matching
+    scenario = args.scenario
+    if args.speed_scale != 1.0:
+        folder = tempfile.mkdtemp(prefix="mm_cli_scenario_")
+        try:
+            path = os.path.join(folder, "scenario.json")
+            core_scenario.save_scenario(load_scenario(scenario, args.speed_scale), path)
+            call(ops.add_scenario_controller, scenario="FILE", filepath=path, frame_start=args.start_frame,
+                 update_scene_range=True)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    elif os.path.isfile(scenario):
+        call(ops.add_scenario_controller, scenario="FILE", filepath=os.path.abspath(scenario),
+             frame_start=args.start_frame, update_scene_range=True)
+    else:
+        call(ops.add_scenario_controller, scenario=scenario, frame_start=args.start_frame, update_scene_range=True)
+    return bpy.context.active_object
 
 
 def _say(message):
