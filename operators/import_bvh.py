@@ -127,7 +127,10 @@ class MOTION_MATCHING_OT_import_bvh(bpy.types.Operator, ImportHelper, VirtualRoo
                 action.motion_matching.source_path = os.path.abspath(path)
                 first_fps = take_fps if first_fps is None else first_fps
                 last_frame = frames[-1] if last_frame is None else max(last_frame, frames[-1])
-            clips.finish(self.add_virtual_root and self.root_keywords(), list_them=len(paths) > 1)
+            try:
+                clips.finish(self.add_virtual_root and self.root_keywords(), list_them=len(paths) > 1)
+            except MotionMatchingError as ex:
+                raise MotionMatchingError(_naming(ex, None, len(paths))) from None
         except Exception as ex:
             clips.remove()
             if isinstance(ex, (MotionMatchingError, RuntimeError)):
@@ -186,8 +189,8 @@ def _naming(ex, path, count):
     """The error's sentence, naming the file when it does not yet, and saying
     that nothing was imported when there were several files."""
     text = str(ex)
-    base = os.path.basename(path)
-    if base not in text:
+    base = os.path.basename(path) if path else None
+    if base and base not in text:
         text = "%s: %s" % (base, text)
     if count > 1:
         text = "Nothing was imported from the %d files: %s" % (count, text)

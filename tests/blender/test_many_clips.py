@@ -1,0 +1,189 @@
+"""Many BVH clips in one import: a folder or a multi-selection, one armature with
+an action per clip, listed for the build; all or nothing; tags from file names."""
+
+import os
+
+import bpy
+import numpy as np
+import pytest
+
+from sample_paths import SAMPLE_TAKE
+from tools.clip_files import cut_clips
+import bl_helpers as H
+
+NAMES = ("walk-turn-left_01.bvh", "run_02.bvh", "walk_03.bvh", "walk-turn-right_04.bvh")
+RULES_CARD = """title = "Clips"
+
+[[move]]
+name = "walk"
+
+[[move]]
+name = "run"
+
+[[move]]
+name = "turn_left"
+
+[[move]]
+name = "turn_right"
+
+[[rule]]
+files = "*walk*"
+tag = "walk"
+
+[[rule]]
+files = "*-turn-left*"
+tag = "turn_left"
+
+[[rule]]
+files = "*-turn-right*"
+tag = "turn_right"
+"""
+
+
+@pytest.fixture
+def clip_folder(tmp_path):
+    folder = tmp_path / "clips"
+    # Written in another order than their names', 2-3 s each at 60 fps: quick to import.
+    cut_clips(SAMPLE_TAKE, str(folder), len(NAMES), min_s=2.0, max_s=3.0, seed=4,
+              names=lambda i: NAMES[(i + 2) % len(NAMES)])
+    return folder
+
+
+def _state():
+    scene = bpy.context.scene
+    return (H.datablock_counts(), len(bpy.data.armatures), len(scene.motion_matching.entries),
+            scene.motion_matching.database_stale, scene.frame_end, scene.render.fps,
+            sorted(a.name for a in bpy.data.actions))
+
+
+def _keys(action, obj):
+    compat = H.addon_module("bridge.compat")
+    out = {}
+    for fc in compat.fcurves(action, obj):
+        out[(fc.data_path, fc.array_index)] = compat.read_curve(fc, ("co",))["co"]
+    return out
+
+
+def test_a_folder_imports_in_one_call_and_builds(clip_folder):
+    before = set(bpy.data.objects.keys())
+    assert bpy.ops.motion_matching.import_bvh(directory=str(clip_folder), global_scale=0.01,
+                                              add_virtual_root=True) == {"FINISHED"}
+    made = H.new_objects(before)
+    assert [o.type for o in made] == ["ARMATURE"]          # one skeleton: one armature
+    obj = made[0]
+    entries = bpy.context.scene.motion_matching.entries
+    actions = [e.action for e in entries]
+    # Sorted by file name, each remembering its file, kept with a fake user.
+    assert [a.name for a in actions] == sorted(os.path.splitext(n)[0] for n in NAMES)
+    assert all(e.armature == obj for e in entries)
+    assert [os.path.basename(a.motion_matching.source_path) for a in actions] == sorted(NAMES)
+    assert all(a.use_fake_user for a in actions)
+    assert obj.animation_data.action == actions[0]
+    # Every clip has the virtual root's keys, on its own frames.
+    root = obj.data.motion_matching.root_bone
+    for action in actions:
+        keys = _keys(action, obj)
+        assert ('pose.bones["%s"].location' % root, 0) in keys
+        frames = keys[('pose.bones["Hips"].location', 0)][:, 0]
+        assert np.array_equal(keys[('pose.bones["%s"].location' % root, 0)][:, 0], frames)
+    # The build takes every clip in one step.
+    assert bpy.ops.motion_matching.build_database(mirror_takes=False) == {"FINISHED"}
+    summary = bpy.context.scene.motion_matching.database_summary
+    assert "from 4 actions" in summary, summary
+    store = H.addon_module("bridge.database_store")
+    database = store.load(bpy.context.scene)
+    assert list(database.clips.actions) == [a.name for a in actions]
+    lengths = [len(_keys(a, obj)[('pose.bones["Hips"].location', 0)]) for a in actions]
+    assert database.matching.num_rows == sum(lengths)
+
+
+def test_a_clip_of_many_has_the_keys_of_the_same_file_imported_alone(clip_folder):
+    files = [{"name": n} for n in ("walk_03.bvh", "run_02.bvh")]   # given out of order
+    assert bpy.ops.motion_matching.import_bvh(directory=str(clip_folder), files=files,
+                                              global_scale=0.01) == {"FINISHED"}
+    entries = bpy.context.scene.motion_matching.entries
+    assert [e.action.name for e in entries] == ["run_02", "walk_03"]
+    many = _keys(entries[1].action, entries[1].armature)
+    alone = H.import_ours(str(clip_folder / "walk_03.bvh"), global_scale=0.01)
+    one = _keys(alone.animation_data.action, alone)
+    assert many.keys() == one.keys() and len(one) > 60
+    for key in one:
+        assert np.array_equal(many[key], one[key]), key
+    # One file alone is not listed (as before): the list keeps the two clips.
+    assert len(entries) == 2
+
+
+def test_a_bad_file_among_good_ones_refuses_them_all_naming_it(clip_folder):
+    (clip_folder / "zz_broken.bvh").write_text("HIERARCHY\nROOT Hips\n{\n")
+    before = _state()
+    with pytest.raises(RuntimeError, match=r"Nothing was imported from the 5 files: .*zz_broken\.bvh"):
+        bpy.ops.motion_matching.import_bvh(directory=str(clip_folder), global_scale=0.01, add_virtual_root=True,
+                                           update_scene_duration=True, update_scene_fps=True)
+    assert _state() == before
+    # The same with a good file whose skeleton cannot take a virtual root after the others went in.
+    (clip_folder / "zz_broken.bvh").unlink()
+    with pytest.raises(RuntimeError, match="Nothing was imported"):
+        bpy.ops.motion_matching.import_bvh(directory=str(clip_folder), global_scale=0.01, add_virtual_root=True,
+                                           hips_bone="NoSuchBone")
+    assert _state() == before
+
+
+@pytest.mark.parametrize("case", ["empty folder", "not bvh", "missing folder"])
+def test_bad_inputs_are_refused_in_a_sentence(tmp_path, clip_folder, case):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "readme.txt").write_text("no takes here")
+    kw, message = {
+        "empty folder": (dict(directory=str(empty)), "holds no .bvh file"),
+        "not bvh": (dict(directory=str(empty), files=[{"name": "readme.txt"}]), "readme.txt is not a .bvh file"),
+        "missing folder": (dict(directory=str(tmp_path / "gone")), "does not exist"),
+    }[case]
+    before = _state()
+    with pytest.raises(RuntimeError, match=message):
+        bpy.ops.motion_matching.import_bvh(**kw)
+    assert _state() == before
+
+
+def test_tags_from_file_names(tmp_path, clip_folder):
+    card = tmp_path / "card.toml"
+    card.write_text(RULES_CARD)
+    assert bpy.ops.motion_matching.import_dance_card(filepath=str(card)) == {"FINISHED"}
+    rules = bpy.context.scene.motion_matching.dance_card_rules
+    assert [(r.files, r.tag) for r in rules] == [("*walk*", "walk"), ("*-turn-left*", "turn_left"),
+                                                  ("*-turn-right*", "turn_right")]
+    assert bpy.ops.motion_matching.import_bvh(directory=str(clip_folder), global_scale=0.01,
+                                              add_virtual_root=True) == {"FINISHED"}
+    assert bpy.ops.motion_matching.build_database(mirror_takes=False) == {"FINISHED"}
+    assert not bpy.context.scene.motion_matching.database_stale
+    assert bpy.ops.motion_matching.tags_from_file_names() == {"FINISHED"}
+    assert bpy.context.scene.motion_matching.database_stale
+    got = {}
+    for e in bpy.context.scene.motion_matching.entries:
+        start, end = (int(v) for v in e.action.frame_range)
+        got[e.action.name] = [(t.name, t.frame_start, t.frame_end) for t in e.action.motion_matching.tags]
+        assert all((a, b) == (start, end) for _n, a, b in got[e.action.name])   # the whole clip
+    assert {k: [n for n, _a, _b in v] for k, v in got.items()} == {
+        "run_02": [], "walk_03": ["walk"], "walk-turn-left_01": ["walk", "turn_left"],
+        "walk-turn-right_04": ["walk", "turn_right"]}
+    # Again: nothing new (a tag already there is not doubled).
+    assert bpy.ops.motion_matching.tags_from_file_names() == {"FINISHED"}
+    assert sum(len(e.action.motion_matching.tags) for e in bpy.context.scene.motion_matching.entries) == 5
+
+
+def test_a_card_with_a_bad_rule_is_refused_and_the_scene_keeps_its_card(tmp_path):
+    card = tmp_path / "card.toml"
+    card.write_text(RULES_CARD)
+    assert bpy.ops.motion_matching.import_dance_card(filepath=str(card)) == {"FINISHED"}
+    bad = tmp_path / "bad.toml"
+    bad.write_text(RULES_CARD + '\n[[rule]]\nfiles = "*jog*"\ntag = "jog"\n')
+    settings = bpy.context.scene.motion_matching
+    before = ([m.name for m in settings.dance_card], [(r.files, r.tag) for r in settings.dance_card_rules])
+    with pytest.raises(RuntimeError, match=r"Rule 4 \('\*jog\*' -> jog\) of dance card 'bad.toml'"):
+        bpy.ops.motion_matching.import_dance_card(filepath=str(bad))
+    assert ([m.name for m in settings.dance_card], [(r.files, r.tag) for r in settings.dance_card_rules]) == before
+    # A rule spoiled on the scene afterwards (by script) is refused when applied, naming it, tags unchanged.
+    obj = H.import_ours(SAMPLE_TAKE, global_scale=0.01)
+    settings.dance_card_rules[0].tag = "stroll"
+    with pytest.raises(RuntimeError, match=r"Rule 1 \('\*walk\*' -> stroll\)"):
+        bpy.ops.motion_matching.tags_from_file_names()
+    assert len(obj.animation_data.action.motion_matching.tags) == 0
