@@ -187,3 +187,63 @@ def test_a_card_with_a_bad_rule_is_refused_and_the_scene_keeps_its_card(tmp_path
     with pytest.raises(RuntimeError, match=r"Rule 1 \('\*walk\*' -> stroll\)"):
         bpy.ops.motion_matching.tags_from_file_names()
     assert len(obj.animation_data.action.motion_matching.tags) == 0
+
+
+def _cli(*args):
+    import subprocess
+    import sys
+
+    from sample_paths import REPO
+
+    env = {k: v for k, v in os.environ.items() if k != "BLENDER_USER_RESOURCES"}
+    return subprocess.run([sys.executable, "-m", "tools.mm_cli", *args], cwd=REPO, capture_output=True,
+                          text=True, timeout=600, env=env)
+
+
+def _saved_clips(blend):
+    """(action name, names of its tags over the whole clip) of each clip in the
+    database list of a saved file, and the database's clips."""
+    bpy.ops.wm.open_mainfile(filepath=str(blend))
+    scene = bpy.context.scene
+    listed = []
+    for e in scene.motion_matching.entries:
+        whole = tuple(int(v) for v in e.action.frame_range)
+        listed.append((e.action.name, sorted({t.name for t in e.action.motion_matching.tags
+                                              if (t.frame_start, t.frame_end) == whole})))
+    database = H.addon_module("bridge.database_store").load(scene)
+    return listed, list(database.clips.actions)
+
+
+def test_the_command_line_builds_a_folder_with_file_name_tags(tmp_path, clip_folder):
+    card = tmp_path / "card.toml"
+    card.write_text(RULES_CARD)
+    out = tmp_path / "run"
+    proc = _cli("--bvh", str(clip_folder), "--scale", "0.01", "--dance-card", str(card), "--no-mirror-takes",
+                "--scenario", "straight_walk", "--fps", "30", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    listed, in_database = _saved_clips(out / "baked.blend")
+    names = sorted(os.path.splitext(n)[0] for n in NAMES)
+    assert [n for n, _t in listed] == names and in_database == names
+    assert dict(listed) == {"run_02": [], "walk_03": ["walk"], "walk-turn-left_01": ["turn_left", "walk"],
+                            "walk-turn-right_04": ["turn_right", "walk"]}
+
+
+def test_the_command_line_takes_several_files(tmp_path, clip_folder):
+    out = tmp_path / "run"
+    files = [str(clip_folder / "walk_03.bvh"), str(clip_folder / "run_02.bvh")]
+    proc = _cli("--bvh", *files, "--scale", "0.01", "--mirror-takes", "--scenario", "straight_walk",
+                "--fps", "30", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    listed, in_database = _saved_clips(out / "baked.blend")
+    assert [n for n, _t in listed] == ["run_02", "walk_03"]
+    assert in_database == ["run_02", "walk_03", "run_02", "walk_03"]   # and their mirror images
+
+
+def test_the_command_line_refuses_a_bad_file_among_good_ones(tmp_path, clip_folder):
+    (clip_folder / "zz_broken.bvh").write_text("HIERARCHY\n")
+    out = tmp_path / "run"
+    proc = _cli("--bvh", str(clip_folder), "--scale", "0.01", "--scenario", "straight_walk", "--out", str(out))
+    assert proc.returncode == 1
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("mm_cli:")]
+    assert len(lines) == 1 and "Nothing was imported from the 5 files: zz_broken.bvh" in lines[0], proc.stderr
+    assert not out.exists()
