@@ -113,6 +113,29 @@ def test_a_clip_of_many_has_the_keys_of_the_same_file_imported_alone(clip_folder
     assert len(entries) == 2
 
 
+def test_add_virtual_root_keys_every_listed_clip_and_moves_no_joint(clip_folder):
+    compat = H.addon_module("bridge.compat")
+    files = [{"name": n} for n in ("run_02.bvh", "walk_03.bvh")]
+    assert bpy.ops.motion_matching.import_bvh(directory=str(clip_folder), files=files,
+                                              global_scale=0.01) == {"FINISHED"}
+    entries = bpy.context.scene.motion_matching.entries
+    obj, first, second = entries[0].armature, entries[0].action, entries[1].action
+    names = [b.name for b in obj.data.bones]
+    frames = np.arange(int(second.frame_range[0]), int(second.frame_range[1]) + 1, 37)
+    compat.assign_action(obj, second)
+    before = H.pose_heads(obj, frames, names)
+    compat.assign_action(obj, first)
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.motion_matching.add_virtual_root() == {"FINISHED"}
+    # The clip the armature does not play got the root too, and its joints stay where they were.
+    compat.assign_action(obj, second)
+    root = obj.data.motion_matching.root_bone
+    assert ('pose.bones["%s"].location' % root, 0) in _keys(second, obj)
+    after = H.pose_heads(obj, frames, names)
+    assert np.abs(after - before).max() < 1e-4
+    assert np.ptp(before[:, 0, 0]) > 0.5   # the hips travel: the check is not trivial
+
+
 def test_a_bad_file_among_good_ones_refuses_them_all_naming_it(clip_folder):
     (clip_folder / "zz_broken.bvh").write_text("HIERARCHY\nROOT Hips\n{\n")
     before = _state()
