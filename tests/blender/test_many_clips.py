@@ -136,6 +136,30 @@ def test_add_virtual_root_keys_every_listed_clip_and_moves_no_joint(clip_folder)
     assert np.ptp(before[:, 0, 0]) > 0.5   # the hips travel: the check is not trivial
 
 
+def test_clips_of_another_skeleton_get_an_armature_of_their_own(clip_folder):
+    from bvh_writer import sample_layout, write_bvh
+    from core.io import bvh_parse
+
+    data = bvh_parse.read_bvh(str(clip_folder / "run_02.bvh"))
+    names, parents, offsets, channels, ends = sample_layout(data)
+    offsets[1] *= 1.2   # a longer spine: another performer
+    write_bvh(str(clip_folder / "other_05.bvh"), names, parents, offsets, channels, data.motion[:90],
+              data.frame_time, end_sites=ends)
+    before = set(bpy.data.objects.keys())
+    assert bpy.ops.motion_matching.import_bvh(directory=str(clip_folder), global_scale=0.01) == {"FINISHED"}
+    made = sorted(H.new_objects(before), key=lambda o: o.name)
+    assert len(made) == 2
+    entries = bpy.context.scene.motion_matching.entries
+    by_armature = {}
+    for e in entries:
+        by_armature.setdefault(e.armature.name, []).append(e.action.name)
+    assert sorted(map(sorted, by_armature.values())) == [
+        ["other_05"], ["run_02", "walk-turn-left_01", "walk-turn-right_04", "walk_03"]]
+    other = next(o for o in made if o.animation_data.action.name == "other_05")
+    spine = other.data.bones[names[1]]
+    assert spine.head_local.length == pytest.approx(1.2 * np.linalg.norm(data.offsets[1]) * 0.01, rel=1e-4)
+
+
 def test_a_bad_file_among_good_ones_refuses_them_all_naming_it(clip_folder):
     (clip_folder / "zz_broken.bvh").write_text("HIERARCHY\nROOT Hips\n{\n")
     before = _state()
