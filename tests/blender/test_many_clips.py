@@ -160,6 +160,23 @@ def test_clips_of_another_skeleton_get_an_armature_of_their_own(clip_folder):
     assert spine.head_local.length == pytest.approx(1.2 * np.linalg.norm(data.offsets[1]) * 0.01, rel=1e-4)
 
 
+def test_progress_moves_through_the_files_in_order(clip_folder, monkeypatch):
+    module = H.addon_module("operators.import_bvh")
+    told = []
+    original = module._Progress.tell
+
+    def tell(self, stage, fraction):
+        told.append(self.done + fraction if stage == "keys" else None)
+        return original(self, stage, fraction)
+
+    monkeypatch.setattr(module._Progress, "tell", tell)
+    assert bpy.ops.motion_matching.import_bvh(directory=str(clip_folder), global_scale=0.01) == {"FINISHED"}
+    keys = [t for t in told if t is not None]
+    # The keys of file i are told as i + their fraction: one file after the other, ending at the last.
+    assert keys == sorted(keys) and keys[-1] == pytest.approx(len(NAMES))
+    assert {int(t) for t in keys if t < len(NAMES)} == set(range(len(NAMES)))
+
+
 def test_a_bad_file_among_good_ones_refuses_them_all_naming_it(clip_folder):
     (clip_folder / "zz_broken.bvh").write_text("HIERARCHY\nROOT Hips\n{\n")
     before = _state()
