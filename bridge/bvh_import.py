@@ -27,7 +27,7 @@ def _fix_zero_length(motion):
     return tails, zero_area
 
 
-def build(context, name, motion, frames, collection=None, progress=None, timings=None):
+def build(context, name, motion, frames, collection=None, progress=None, timings=None, names_out=None):
     """Create the armature object and its action; return the object.
 
     ``frames`` (F,) are the scene frames of the keys. Bones are made in the
@@ -36,7 +36,9 @@ def build(context, name, motion, frames, collection=None, progress=None, timings
     on lists indexed by joint (no look-ups by name), so the work grows with the
     number of joints and frames, not faster (but Blender's own creation of
     F-Curves). ``progress(stage, fraction)`` is told about the stages "create"
-    and "keys"; ``timings`` (a dict) gets the seconds of each step. On any failure everything created so far is removed again.
+    and "keys"; ``timings`` (a dict) gets the seconds of each step; ``names_out``
+    (a list) gets the bones' names in the take's joint order. On any failure
+    everything created so far is removed again.
     """
     import time
 
@@ -91,6 +93,8 @@ def build(context, name, motion, frames, collection=None, progress=None, timings
         # The flag alone: connected bones already sit on their parent's tail.
         edit_bones.foreach_set("use_connect", connect)
         names = [eb.name for eb in ebs]
+        if names_out is not None:
+            names_out[:] = names
         # The action's curves are made now, before leaving edit mode frees the
         # edit bones: Blender walks the existing curves for each new one, which
         # is several times quicker while they lie together in memory.
@@ -126,6 +130,26 @@ def build(context, name, motion, frames, collection=None, progress=None, timings
                 pass
         remove_created(created)
         raise
+
+
+def add_action(obj, names, rest, name, motion, frames, progress=None):
+    """Key another take of the same skeleton as a new action of ``obj`` (bones
+    ``names`` in the take's joint order, with rest matrices ``rest``, as
+    :func:`build` made them) and make ``obj`` play it; return the action. On
+    failure the action is removed again."""
+    action = compat.new_action(obj, name)
+    try:
+        curve_channels = [(armature_data.bone_path(names[j], kind), k, names[j])
+                          for j, kind, k in keyed_channel_list(motion)]
+        curves = compat.ensure_curves(action, obj, curve_channels,
+                                      progress=(lambda f: progress("create", f)) if progress else None)
+        _channels, rows = keyed_channels(motion, rest[:, :3, :3])
+        if curves:
+            compat.write_keys(curves, frames, rows, progress=(lambda f: progress("keys", f)) if progress else None)
+    except BaseException:
+        bpy.data.actions.remove(action)
+        raise
+    return action
 
 
 def remove_created(created):

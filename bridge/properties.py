@@ -122,8 +122,17 @@ class MOTION_MATCHING_PG_move(bpy.types.PropertyGroup):
     description: StringProperty(name="Description")
 
 
+class MOTION_MATCHING_PG_file_rule(bpy.types.PropertyGroup):
+    """One file-name rule of the dance card: files matching a pattern get a tag on every frame."""
+
+    files: StringProperty(name="Files", description="Pattern of file names, e.g. *walk-turn-left* (ignoring case)")
+    tag: StringProperty(name="Tag", description="The move those files are tagged with, e.g. turn_left")
+
+
 class MOTION_MATCHING_PG_scene(bpy.types.PropertyGroup):
     dance_card: CollectionProperty(type=MOTION_MATCHING_PG_move, description="The moves to capture")
+    dance_card_rules: CollectionProperty(type=MOTION_MATCHING_PG_file_rule,
+                                         description="The dance card's file-name rules")
     dance_card_title: StringProperty(name="Dance Card")
     entries: CollectionProperty(type=MOTION_MATCHING_PG_database_entry)
     active_entry: IntProperty(name="Active Action", default=0)
@@ -197,6 +206,7 @@ classes = (
     MOTION_MATCHING_PG_crowd_pair,
     MOTION_MATCHING_PG_feature_group,
     MOTION_MATCHING_PG_move,
+    MOTION_MATCHING_PG_file_rule,
     MOTION_MATCHING_PG_scene,
 )
 

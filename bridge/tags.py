@@ -1,11 +1,14 @@
 """Tags, Blender side: suggest tags from an action's root motion, and the
 coverage report of the scene's database against its dance card."""
 
+import os
+
 import numpy as np
 
 from ..core.database import auto_tags
 from ..core.database import coverage as core_coverage
 from ..core.database import dance_card as core_dance_card
+from ..core.database import file_rules
 from ..core.skeleton import virtual_root as vr
 from . import armature_data, database_build, database_store
 
@@ -39,14 +42,65 @@ def add_tags(action, tags, first, replace=False):
 
 
 def scene_dance_card(settings):
-    """The scene's dance card as a core DanceCard (None when it has no moves)."""
+    """The scene's dance card as a core DanceCard (None when it has no moves);
+    its file-name rules are checked again here."""
     if not len(settings.dance_card):
         return None
-    return core_dance_card.dance_card_from_dict({
+    card = {
         "title": settings.dance_card_title,
         "moves": [dict(name=m.name, **({"duration": m.duration} if m.duration > 0 else {}),
                        **({"description": m.description} if m.description else {}))
-                  for m in settings.dance_card]})
+                  for m in settings.dance_card]}
+    if len(settings.dance_card_rules):
+        card["rules"] = [{"files": r.files, "tag": r.tag} for r in settings.dance_card_rules]
+    return core_dance_card.dance_card_from_dict(card)
+
+
+def store_dance_card(settings, card, title):
+    """Put a core DanceCard (moves and file-name rules) on the scene."""
+    settings.dance_card.clear()
+    settings.dance_card_rules.clear()
+    settings.dance_card_title = title
+    for move in card.moves:
+        item = settings.dance_card.add()
+        item.name = move.name
+        item.duration = move.duration_s or 0.0
+        item.description = move.description or ""
+    for rule in card.rules:
+        item = settings.dance_card_rules.add()
+        item.files, item.tag = rule.files, rule.tag
+
+
+def file_name_tags(scene, actions, obj_of):
+    """The whole-clip tags the scene's file-name rules give each action in
+    ``actions`` (by the file it was imported from): a list of (action, tag
+    names, first frame, last frame), for actions with a file only. Changes
+    nothing; raises MotionMatchingError on a bad rule."""
+    card = scene_dance_card(scene.motion_matching)
+    rules = card.rules if card is not None else []
+    out = []
+    for action in actions:
+        source = action.motion_matching.source_path
+        if not source:
+            continue
+        frames = database_build.action_frames(action, obj_of(action))
+        out.append((action, file_rules.tags_for_file(rules, os.path.basename(source)),
+                    int(frames[0]), int(frames[-1])))
+    return out
+
+
+def add_whole_clip_tags(action, names, first, last):
+    """Tag ``action`` from ``first`` to ``last`` with each of ``names`` it does
+    not already have on exactly those frames; returns how many were added."""
+    have = {(t.name.lower(), t.frame_start, t.frame_end) for t in action.motion_matching.tags}
+    added = 0
+    for name in names:
+        if (name.lower(), first, last) in have:
+            continue
+        item = action.motion_matching.tags.add()
+        item.name, item.frame_start, item.frame_end = name, first, last
+        added += 1
+    return added
 
 
 def coverage(scene):

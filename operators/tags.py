@@ -178,14 +178,62 @@ class MOTION_MATCHING_OT_import_dance_card(bpy.types.Operator, ImportHelper):
             self.report({"ERROR"}, str(ex))
             return {"CANCELLED"}
         settings = context.scene.motion_matching
-        settings.dance_card.clear()
-        settings.dance_card_title = card.title or os.path.basename(self.filepath)
-        for move in card.moves:
-            item = settings.dance_card.add()
-            item.name = move.name
-            item.duration = move.duration_s or 0.0
-            item.description = move.description or ""
-        self.report({"INFO"}, "Dance card %s: %d moves." % (settings.dance_card_title, len(card.moves)))
+        tags_bridge.store_dance_card(settings, card, card.title or os.path.basename(self.filepath))
+        rules = len(card.rules)
+        self.report({"INFO"}, "Dance card %s: %d moves%s." % (
+            settings.dance_card_title, len(card.moves),
+            ", %d file-name rule%s" % (rules, "" if rules == 1 else "s") if rules else ""))
+        return {"FINISHED"}
+
+
+def _rule_targets(context):
+    """The actions file-name rules apply to: every action of the database list
+    and the active object's action, each once, with the armature to read it on."""
+    out = {}
+    for e in context.scene.motion_matching.entries:
+        if e.action is not None and e.armature is not None and e.action not in out:
+            out[e.action] = e.armature
+    obj = context.active_object
+    action = _action(context)
+    if action is not None and action not in out:
+        out[action] = obj
+    return out
+
+
+class MOTION_MATCHING_OT_tags_from_file_names(bpy.types.Operator):
+    """Tag whole clips by the dance card's file-name rules: every listed action and the active one, by its file"""
+
+    bl_idname = "motion_matching.tags_from_file_names"
+    bl_label = "Tags from File Names"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        if not len(context.scene.motion_matching.dance_card_rules):
+            cls.poll_message_set("Import a dance card with file-name rules ([[rule]] files, tag) first")
+            return False
+        if not _rule_targets(context):
+            cls.poll_message_set("Add actions to the database list, or select an object that plays one")
+            return False
+        return True
+
+    def execute(self, context):
+        targets = _rule_targets(context)
+        try:
+            found = tags_bridge.file_name_tags(context.scene, list(targets), targets.get)
+        except MotionMatchingError as ex:
+            self.report({"ERROR"}, str(ex))
+            return {"CANCELLED"}
+        if not found:
+            self.report({"ERROR"}, "None of the %d action%s was imported from a file, so no file name can "
+                        "tag it." % (len(targets), "" if len(targets) == 1 else "s"))
+            return {"CANCELLED"}
+        added = sum(tags_bridge.add_whole_clip_tags(*item) for item in found)
+        matched = sum(1 for item in found if item[1])
+        if added:
+            _mark_stale(context)
+        self.report({"INFO"}, "File-name rules matched %d of %d clips; %d tag%s added." % (
+            matched, len(found), added, "" if added == 1 else "s"))
         return {"FINISHED"}
 
 
@@ -273,4 +321,5 @@ classes = (
     MOTION_MATCHING_OT_import_dance_card,
     MOTION_MATCHING_OT_database_report,
     MOTION_MATCHING_OT_auto_tag,
+    MOTION_MATCHING_OT_tags_from_file_names,
 )

@@ -50,7 +50,7 @@ class VirtualRootOptions:
 
 
 class MOTION_MATCHING_OT_add_virtual_root(bpy.types.Operator, VirtualRootOptions):
-    """Add a root bone on the ground under the hips, facing where they face; no joint moves"""
+    """Add a root bone on the ground under the hips, facing where they face, in its action and its listed clips"""
 
     bl_idname = "motion_matching.add_virtual_root"
     bl_label = "Add Virtual Root"
@@ -73,8 +73,11 @@ class MOTION_MATCHING_OT_add_virtual_root(bpy.types.Operator, VirtualRootOptions
 
     def execute(self, context):
         obj = context.active_object
+        # The clips this armature plays in turn (the database list's) get the root too.
+        clips = [obj.animation_data.action] + [e.action for e in context.scene.motion_matching.entries
+                                               if e.armature == obj and e.action is not None]
         try:
-            name = virtual_root.add_virtual_root(context, obj, **self.root_keywords())
+            name = virtual_root.add_virtual_root(context, obj, actions=clips, **self.root_keywords())
         except MotionMatchingError as ex:
             self.report({"ERROR"}, str(ex))
             return {"CANCELLED"}

@@ -115,7 +115,9 @@ class MOTION_MATCHING_PT_tags(SidebarPanel, bpy.types.Panel):
         row = layout.row(align=True)
         row.operator("motion_matching.tags_from_markers", icon="MARKER_HLT", text="From Markers")
         row.operator("motion_matching.import_dance_card", icon="TEXT", text="Dance Card")
-        layout.operator("motion_matching.auto_tag", icon="AUTO")
+        row = layout.row(align=True)
+        row.operator("motion_matching.auto_tag", icon="AUTO")
+        row.operator("motion_matching.tags_from_file_names", icon="FILE", text="From File Names")
         layout.operator("motion_matching.database_report", icon="INFO")
         card = context.scene.motion_matching.dance_card
         if len(card):
@@ -124,6 +126,8 @@ class MOTION_MATCHING_PT_tags(SidebarPanel, bpy.types.Panel):
             flow = box.column_flow(columns=2, align=True)
             for move in card:
                 flow.label(text=move.name)
+            for rule in context.scene.motion_matching.dance_card_rules:
+                box.label(text="%s \u2192 %s" % (rule.files, rule.tag), icon="FILE")
 
 
 classes = (

@@ -4,6 +4,10 @@ With the bpy module (Blender as a Python module), from the repository root:
 
     python -m tools.mm_cli --bvh samples/jl_mm_run.bvh --scale 0.01 --scenario showcase --fps 24 --out out/run
 
+``--bvh`` takes one or more files or folders (a folder stands for the .bvh files
+in it); every clip, in file-name order, goes into one database. A dance card's
+file-name rules tag the clips by their files' names.
+
 Inside Blender (use a throw-away user folder so your preferences are untouched),
 from the repository root: Blender runs the file, and finds the ``core`` and
 ``tools`` packages through PYTHONPATH, which Blender reads only with
@@ -70,7 +74,8 @@ class _Parser(argparse.ArgumentParser):
 def parse(argv):
     """The arguments, checked (see :func:`validate`); raises Failure with a sentence."""
     ap = _Parser(prog="mm_cli", description="Bake motion matching along a scenario path.")
-    ap.add_argument("--bvh", action="append", default=[], metavar="FILE", help="a take to match (repeatable)")
+    ap.add_argument("--bvh", action="extend", nargs="+", default=[], metavar="FILE",
+                    help="takes to match: BVH files or folders of them, all built into one database")
     ap.add_argument("--database", metavar="FILE", help="an exported database (.npz) instead of --bvh takes")
     ap.add_argument("--save-database", metavar="FILE", help="also write the built database to this .npz "
                     "(without --out: only build and write it)")
@@ -178,9 +183,7 @@ def _check_database(args):
     if bool(args.bvh) == bool(args.database):
         raise Failure("Give the takes with --bvh FILE, or an exported database with --database FILE.npz "
                       "(one of the two).")
-    for path in args.bvh:
-        if not os.path.isfile(path):
-            raise Failure("BVH file not found: %s" % path)
+    args.bvh = bvh_files(args.bvh)
     if args.database:
         if not os.path.isfile(args.database):
             raise Failure("--database file not found: %s" % args.database)
@@ -238,6 +241,33 @@ def load_scenario(scenario, speed_scale=1.0):
     for point in data["points"]:
         point["t"] = point["t"] / speed_scale
     return core_scenario.scenario_from_dict(data, name=data.get("name") or "scenario")
+
+
+def bvh_files(given):
+    """The BVH files of ``--bvh`` (files and folders), sorted by file name;
+    raises Failure for a missing path, a file that is not .bvh, an empty folder
+    or a file given twice."""
+    paths = []
+    for path in given:
+        if os.path.isdir(path):
+            inside = [os.path.join(path, n) for n in os.listdir(path)
+                      if n.lower().endswith(".bvh") and os.path.isfile(os.path.join(path, n))]
+            if not inside:
+                raise Failure("The folder %s holds no .bvh file." % path)
+            paths += inside
+        elif not os.path.isfile(path):
+            raise Failure("BVH file not found: %s" % path)
+        elif not path.lower().endswith(".bvh"):
+            raise Failure("%s is not a .bvh file: give BVH files or folders of them." % path)
+        else:
+            paths.append(path)
+    seen = {}
+    for path in paths:
+        real = os.path.realpath(path)
+        if real in seen:
+            raise Failure("%s is given twice (also as %s): give each take once." % (path, seen[real]))
+        seen[real] = path
+    return sorted(paths, key=lambda p: (os.path.basename(p), os.path.abspath(p)))
 
 
 _SESSION = {}   # what load_addon set up, for finish(): module enabled, build folder, uninstall, own bpy
@@ -418,16 +448,16 @@ def database(args):
         return []
     if args.dance_card:
         call(ops.import_dance_card, filepath=os.path.abspath(args.dance_card))
-    armatures = []
-    for path in args.bvh:
-        before = set(bpy.data.objects.keys())
-        call(ops.import_bvh, filepath=os.path.abspath(path), global_scale=args.scale,
-             axis_forward=args.axis_forward, axis_up=args.axis_up, handedness=args.handedness,
-             add_virtual_root=True)
-        obj = [bpy.data.objects[n] for n in bpy.data.objects.keys() if n not in before][0]
-        armatures.append(obj)
-        if args.dance_card:
-            call(ops.auto_tag)
+    before = set(bpy.data.objects.keys())
+    paths = [os.path.abspath(p) for p in args.bvh]
+    call(ops.import_bvh, filepath=paths[0], directory=os.path.dirname(paths[0]),
+         files=[{"name": os.path.relpath(p, os.path.dirname(paths[0]))} for p in paths],
+         global_scale=args.scale, axis_forward=args.axis_forward, axis_up=args.axis_up,
+         handedness=args.handedness, add_virtual_root=True)
+    armatures = sorted((o for o in bpy.data.objects if o.name not in before and o.type == "ARMATURE"),
+                       key=lambda o: o.name)
+    if args.dance_card:
+        tag_clips(ops, armatures)
     if args.tpose:
         bpy.context.view_layer.objects.active = armatures[0]
         call(ops.load_tpose, filepath=os.path.abspath(args.tpose), global_scale=args.scale,
@@ -504,6 +534,24 @@ def controller(args):
     else:
         call(ops.add_scenario_controller, scenario=scenario, frame_start=args.start_frame, update_scene_range=True)
     return bpy.context.active_object
+
+
+def tag_clips(ops, armatures):
+    """Suggest tags on every clip (each armature plays its clips in turn), then
+    tag whole clips by the dance card's file-name rules."""
+    import bpy
+
+    scene = bpy.context.scene
+    for obj in armatures:
+        bpy.context.view_layer.objects.active = obj
+        first = obj.animation_data.action
+        clips = [e.action for e in scene.motion_matching.entries if e.armature == obj] or [first]
+        for action in clips:
+            obj.animation_data.action = action
+            call(ops.auto_tag)
+        obj.animation_data.action = first
+    if len(scene.motion_matching.dance_card_rules):
+        call(ops.tags_from_file_names)
 
 
 def _say(message):

@@ -14,6 +14,13 @@ JSON (``.json``)::
     {"title": "Locomotion",
      "moves": [{"name": "walk", "duration": 30, "description": "Straight"}]}
 
+File-name rules tag whole clips by the names of their files (see
+:mod:`.file_rules`); in TOML ``[[rule]]`` tables, in JSON a ``"rules"`` list::
+
+    [[rule]]
+    files = "*walk-turn-left*"    # glob on the file name, ignoring case
+    tag = "turn_left"             # a move of the card
+
 Any other key is an error. Without a title, :func:`load_dance_card` uses the file name
 without its extension. Files are UTF-8.
 """
@@ -23,10 +30,11 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..io import text_input
 from ..errors import MotionMatchingError
+from .file_rules import rules_from_list
 from .tags import TagError, tag_name_problem
 from ..io.text_input import short_repr
 
@@ -53,6 +61,7 @@ class Move:
 class DanceCard:
     title: str
     moves: list
+    rules: list = field(default_factory=list)   # file_rules.FileRule
 
     def to_dict(self):
         """The JSON form (what :func:`dance_card_from_dict` reads)."""
@@ -64,7 +73,10 @@ class DanceCard:
             if m.description:
                 d["description"] = m.description
             moves.append(d)
-        return {"title": self.title, "moves": moves}
+        out = {"title": self.title, "moves": moves}
+        if self.rules:
+            out["rules"] = [{"files": r.files, "tag": r.tag} for r in self.rules]
+        return out
 
     def to_json(self):
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
@@ -77,6 +89,8 @@ class DanceCard:
                 lines.append(f"duration = {float(m.duration_s)!r}")
             if m.description:
                 lines.append(f"description = {_toml_str(m.description)}")
+        for r in self.rules:
+            lines += ["", "[[rule]]", f"files = {_toml_str(r.files)}", f"tag = {_toml_str(r.tag)}"]
         return "\n".join(lines) + "\n"
 
 
@@ -95,15 +109,24 @@ def _quoted(keys):
 
 
 def _card_from_mapping(d, moves_key, source, default_title=""):
+    rules_key = "rule" if moves_key == "move" else "rules"
+    card = _moves_from_mapping(d, moves_key, rules_key, source, default_title)
+    ref = f"dance card {source}" if source else "the dance card"
+    card.rules = rules_from_list(d.get(rules_key), ref, [m.name for m in card.moves])
+    return card
+
+
+def _moves_from_mapping(d, moves_key, rules_key, source, default_title):
     ref = f"dance card {source}" if source else "dance card"
     card = "The " + ref
     if not isinstance(d, dict):
         raise TagError(f"{card} must be a table of 'title' and '{moves_key}', not "
                        f"{type(d).__name__}.")
-    unknown = [k for k in d if k not in _CARD_KEYS + (moves_key,)]
+    allowed = _CARD_KEYS + (moves_key, rules_key)
+    unknown = [k for k in d if k not in allowed]
     if unknown:
         raise TagError(f"{card} has unknown keys: {_quoted(unknown)}; a dance card has "
-                       f"only {_quoted(_CARD_KEYS + (moves_key,))}.")
+                       f"only {_quoted(allowed)}.")
     title = d.get("title", default_title)
     if not isinstance(title, str):
         raise TagError(f"{card} has a title that is not text: {short_repr(title)}.")

@@ -234,6 +234,25 @@ def to_blender(bvh, global_scale=1.0, axis_forward="-Z", axis_up="Y", handedness
         has_loc=has_loc, has_rot=has_rot, frame_time=bvh.frame_time, offsets=offsets)
 
 
+def skeleton_difference(a, b, tolerance=1e-5):
+    """Why the converted takes ``a`` and ``b`` cannot play on one armature (a
+    sentence fragment), or None when their joints, hierarchy and rest
+    geometry (within ``tolerance`` in Blender units) are the same."""
+    if list(a.names) != list(b.names):
+        other = sorted(set(a.names) ^ set(b.names))
+        return "its joints differ (%s)" % (", ".join(other[:5]) if other else "in their order")
+    if not np.array_equal(np.asarray(a.parents), np.asarray(b.parents)):
+        j = int(np.nonzero(np.asarray(a.parents) != np.asarray(b.parents))[0][0])
+        return "joint %s hangs under another parent" % a.names[j]
+    if not np.allclose(a.conversion, b.conversion):
+        return "it was converted with other axes"
+    far = np.maximum(np.abs(a.heads - b.heads).max(axis=1), np.abs(a.tails - b.tails).max(axis=1))
+    if far.max() > tolerance:
+        j = int(np.argmax(far))
+        return "joint %s rests %.4g units away" % (a.names[j], float(far[j]))
+    return None
+
+
 def mirror_quaternions(q, m):
     """Quaternions of M R M for a diagonal reflection M: the axis u of R becomes
     M u and, the reflection reversing orientation, the angle changes sign, so

@@ -72,7 +72,10 @@ def test_bad_paths(tmp_path):
     cases = [
         (["--bvh", str(tmp_path / "missing.bvh"), "--out", str(tmp_path / "o")],
          "BVH file not found: %s" % (tmp_path / "missing.bvh")),
-        (["--bvh", str(tmp_path), "--out", str(tmp_path / "o")], "BVH file not found: %s" % tmp_path),
+        (["--bvh", str(tmp_path), "--out", str(tmp_path / "o")], "The folder %s holds no .bvh file." % tmp_path),
+        (["--bvh", SAMPLE_TAKE, str(a_file), "--out", str(tmp_path / "o")],
+         "%s is not a .bvh file: give BVH files or folders of them." % a_file),
+        (["--bvh", SAMPLE_TAKE, SAMPLE_TAKE, "--out", str(tmp_path / "o")], "%s is given twice" % SAMPLE_TAKE),
         (["--bvh", SAMPLE_TAKE, "--bvh", "gone.bvh", "--out", str(tmp_path / "o")], "BVH file not found: gone.bvh"),
         (["--bvh", SAMPLE_TAKE, "--out", str(a_file)], "--out %s is a file: give a folder" % a_file),
         (["--bvh", SAMPLE_TAKE, "--out", str(a_file / "sub")], "--out %s cannot be made: %s is a file." % (a_file / "sub", a_file)),
@@ -84,6 +87,23 @@ def test_bad_paths(tmp_path):
             mm_cli.parse(argv)
         assert str(info.value).startswith(message), (argv, str(info.value))
     assert sorted(os.listdir(tmp_path)) == ["taken.txt"]   # nothing made while checking
+
+
+def test_bvh_takes_files_and_folders_sorted_by_file_name(tmp_path):
+    folder = tmp_path / "takes"
+    folder.mkdir()
+    for name in ("b_walk.bvh", "a_run.BVH", "notes.txt"):
+        (folder / name).write_text("x")
+    (folder / "sub.bvh").mkdir()   # a folder named like a take is not a take
+    other = tmp_path / "c_idle.bvh"
+    other.write_text("x")
+    out = ["--out", str(tmp_path / "o")]
+    args = mm_cli.parse(["--bvh", str(other), str(folder)] + out)
+    assert [os.path.basename(p) for p in args.bvh] == ["a_run.BVH", "b_walk.bvh", "c_idle.bvh"]
+    # Several files after one --bvh, or --bvh repeated: the same list.
+    files = [str(folder / "b_walk.bvh"), str(other)]
+    assert mm_cli.parse(["--bvh"] + files + out).bvh == mm_cli.parse(
+        ["--bvh", files[1], "--bvh", files[0]] + out).bvh == [files[0], files[1]]
 
 
 def test_main_reports_one_line_and_status_1(tmp_path, capsys):
