@@ -79,8 +79,8 @@ def test_bad_paths(tmp_path):
         (["--bvh", SAMPLE_TAKE, "--bvh", "gone.bvh", "--out", str(tmp_path / "o")], "BVH file not found: gone.bvh"),
         (["--bvh", SAMPLE_TAKE, "--out", str(a_file)], "--out %s is a file: give a folder" % a_file),
         (["--bvh", SAMPLE_TAKE, "--out", str(a_file / "sub")], "--out %s cannot be made: %s is a file." % (a_file / "sub", a_file)),
-        (["--out", str(tmp_path / "o")], "The following arguments are required: --bvh."),
-        (["--bvh", SAMPLE_TAKE], "The following arguments are required: --out."),
+        (["--out", str(tmp_path / "o")], "Give the takes with --bvh FILE, or an exported database with --database"),
+        (["--bvh", SAMPLE_TAKE], "The argument --out is required (or --save-database alone"),
     ]
     for argv, message in cases:
         with pytest.raises(mm_cli.Failure) as info:
