@@ -5,6 +5,7 @@ import numpy as np
 
 from ..core.skeleton import virtual_root as vr
 from ..core.errors import MotionMatchingError
+from ..core.maths import transforms as tf
 from . import armature_data, compat
 
 HIPS_NAMES = ("hips", "pelvis", "hip", "root", "mixamorig:hips", "def-spine", "spine")
@@ -45,7 +46,12 @@ def add_virtual_root(context, obj, hips=None, root_name="Root", smooth=True,
                      position_window=31, position_order=3,
                      direction_window=61, direction_order=3):
     """Make ``root_name`` the new root bone of ``obj``, keyed on every frame of
-    its action, with the hips below it keeping their world transform."""
+    its action, with the hips below it keeping their world transform.
+
+    When the hips hang under a top-level bone (a ground root such as Unreal's
+    ``root`` or Bandai Namco's ``joint_Root``), that bone becomes the virtual
+    root instead (see :func:`root_from_top_bone`). Returns the root bone's name
+    and one sentence saying what was done."""
     arm = obj.data
     ad = obj.animation_data
     action = ad.action if ad else None
@@ -55,12 +61,13 @@ def add_virtual_root(context, obj, hips=None, root_name="Root", smooth=True,
         hips = guess_hips(arm)
     if hips not in arm.bones:
         raise MotionMatchingError("%s has no bone named %s." % (obj.name, hips))
+    if arm.bones[hips].parent is not None:
+        return root_from_top_bone(context, obj, action, hips, smooth=smooth,
+                                  position_window=position_window, position_order=position_order,
+                                  direction_window=direction_window, direction_order=direction_order)
     if root_name in arm.bones:
         raise MotionMatchingError("%s already has a bone named %s: it has a root already, or choose another name."
                                   % (obj.name, root_name))
-    if arm.bones[hips].parent is not None:
-        raise MotionMatchingError("The bone %s has a parent (%s); the root must go above a top-level bone."
-                                  % (hips, arm.bones[hips].parent.name))
     frames = key_times(action, obj)
     names, parents = armature_data.bone_order(arm)
     rest = armature_data.rest_matrices(arm, names)
@@ -115,4 +122,90 @@ def add_virtual_root(context, obj, hips=None, root_name="Root", smooth=True,
         if prev_mode != "OBJECT" and obj.mode != prev_mode:
             bpy.ops.object.mode_set(mode=prev_mode)
         context.view_layer.objects.active = prev_active
-    return root_name
+    return root_name, "Added root bone %s to %s." % (root_name, obj.name)
+
+
+def _posed_forward(arm, names, parents, rest, pose, h):
+    """The character's forward in the hips' own axes: from the rest pose when
+    its legs go down, else from the posed joints, else the hips' -Y."""
+    heads = rest[:, :3, 3]
+    forward = vr.forward_from_rest(heads, armature_data.rest_tails(arm, names), parents, h)
+    if forward is not None:
+        return rest[h, :3, :3].T @ forward
+    lengths = np.array([arm.bones[n].length for n in names])
+    posed_tails = pose[..., :3, 3] + pose[..., :3, 1] * lengths[:, None]
+    local = vr.forward_from_pose(pose[..., :3, 3], posed_tails, parents, h, pose[:, h, :3, :3])
+    return local if local is not None else rest[h, :3, :3].T @ np.array([0.0, -1.0, 0.0])
+
+
+def root_from_top_bone(context, obj, action, hips, smooth=True, **windows):
+    """Make the top-level bone above the hips the virtual root.
+
+    When it carries the trajectory (on the ground, under the hips, turning with
+    them) it is keyed from its own path and facing; otherwise (it stays still,
+    or does not follow the body) from the hips, as a new root would be. Either
+    way its rest is set to the virtual root's (at the origin, Y forward, Z up)
+    and its children are rekeyed so that no joint moves."""
+    arm = obj.data
+    top = arm.bones[hips].parent
+    if top.parent is not None:
+        raise MotionMatchingError(
+            "The bone %s hangs two bones below the top (under %s, under %s); choose a Follow Bone whose parent "
+            "is a top-level bone, or one without a parent." % (hips, top.name, top.parent.name))
+    top = top.name
+    if arm.motion_matching.root_bone == top:
+        raise MotionMatchingError("%s already has its virtual root (%s)." % (obj.name, top))
+    frames = key_times(action, obj)
+    names, parents, rest, pose = armature_data.armature_pose(obj, action, frames)
+    h, t = names.index(hips), names.index(top)
+    forward_local = _posed_forward(arm, names, parents, rest, pose, h)
+    hips_pos, hips_quat = vr.root_trajectory(pose[:, h], forward_local)
+    facing = tf.quat_rotate(hips_quat, np.array([0.0, -1.0, 0.0]))
+    role, top_local = vr.top_bone_role(pose[:, t], facing, pose[:, h])
+    if role == "trajectory":
+        root_pos, root_quat = vr.trajectory_of_bone(pose[:, t], top_local)
+        said = "%s moves on the ground with the character, so it is the virtual root, keyed from its own path." % top
+    else:
+        root_pos, root_quat = vr.root_trajectory(pose[:, h], forward_local, smooth=smooth, **windows)
+        said = ("%s %s, so it became the virtual root, keyed on the ground under the hips."
+                % (top, "stays still" if role == "static" else "does not follow the body"))
+    root_pose = vr.root_bone_matrices(root_pos, root_quat)
+    children = [c.name for c in arm.bones[top].children]
+    forward = tf.quat_rotate(root_quat[0], np.array([0.0, -1.0, 0.0]))
+    _set_root_rest(context, obj, top, children, forward, max(0.1, 0.25 * float(np.median(pose[:, h, 2, 3]))))
+    for name in [top] + children:
+        obj.pose.bones[name].rotation_mode = "QUATERNION"
+        for path in ("rotation_euler", "rotation_axis_angle"):
+            compat.remove_fcurves(action, obj, armature_data.bone_path(name, path))
+    offsets = armature_data.rest_offsets(arm, [top] + children)
+    armature_data.write_bone_transforms(action, obj, top, frames, np.linalg.inv(offsets[0]) @ root_pose)
+    bases = vr.rekey_under_root(offsets[1:], root_pose, pose[:, [names.index(c) for c in children]])
+    for k, name in enumerate(children):
+        armature_data.write_bone_transforms(action, obj, name, frames, bases[:, k])
+    arm.motion_matching.root_bone = top
+    arm.motion_matching.hips_bone = hips
+    return top, said
+
+
+def _set_root_rest(context, obj, top, children, forward, length):
+    """Give ``top`` the virtual root's rest: head at the origin, tail along
+    ``forward`` on the ground, Z up; its children let go of its tail first."""
+    prev_active = context.view_layer.objects.active
+    prev_mode = obj.mode
+    try:
+        context.view_layer.objects.active = obj
+        if obj.mode != "EDIT":
+            bpy.ops.object.mode_set(mode="EDIT")
+        ebs = obj.data.edit_bones
+        for name in children:
+            ebs[name].use_connect = False
+        flat = np.array([forward[0], forward[1], 0.0])
+        flat = flat / np.linalg.norm(flat) if np.linalg.norm(flat) > 1e-9 else np.array([0.0, -1.0, 0.0])
+        ebs[top].head = (0.0, 0.0, 0.0)
+        ebs[top].tail = tuple(flat * length)
+        ebs[top].align_roll((0.0, 0.0, 1.0))
+    finally:
+        bpy.ops.object.mode_set(mode="OBJECT")
+        if prev_mode != "OBJECT" and obj.mode != prev_mode:
+            bpy.ops.object.mode_set(mode=prev_mode)
+        context.view_layer.objects.active = prev_active

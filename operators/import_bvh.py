@@ -108,8 +108,9 @@ class MOTION_MATCHING_OT_import_bvh(bpy.types.Operator, ImportHelper, VirtualRoo
             # The rate of the action's timeline: the take's, or the scene's when spread to it.
             action.motion_matching.fps = scene_fps(scene) if use_fps_scale else take_fps
             action.motion_matching.source_path = os.path.abspath(self.filepath)
+            said = ""
             if self.add_virtual_root:
-                virtual_root.add_virtual_root(context, obj, **self.root_keywords())
+                said = " " + virtual_root.add_virtual_root(context, obj, **self.root_keywords())[1]
         except Exception as ex:
             if obj is not None:
                 bvh_build.remove_created({"obj": obj, "action": obj.animation_data.action, "arm": obj.data})
@@ -128,8 +129,8 @@ class MOTION_MATCHING_OT_import_bvh(bpy.types.Operator, ImportHelper, VirtualRoo
             last = int(np.ceil(frames[-1] - 1e-6))
             if scene.frame_end < last:
                 scene.frame_end = last
-        self.report({"INFO"}, "Imported %s: %d joints, %d frames at %.4g fps."
-                    % (name, joints, frame_count, take_fps))
+        self.report({"INFO"}, "Imported %s: %d joints, %d frames at %.4g fps.%s"
+                    % (name, joints, frame_count, take_fps, said))
         return {"FINISHED"}
 
 

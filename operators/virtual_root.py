@@ -74,11 +74,11 @@ class MOTION_MATCHING_OT_add_virtual_root(bpy.types.Operator, VirtualRootOptions
     def execute(self, context):
         obj = context.active_object
         try:
-            name = virtual_root.add_virtual_root(context, obj, **self.root_keywords())
+            _name, said = virtual_root.add_virtual_root(context, obj, **self.root_keywords())
         except MotionMatchingError as ex:
             self.report({"ERROR"}, str(ex))
             return {"CANCELLED"}
-        self.report({"INFO"}, "Added root bone %s to %s." % (name, obj.name))
+        self.report({"INFO"}, said)
         return {"FINISHED"}
 
 

@@ -105,6 +105,14 @@ class Take:
         self.local = motion.rotations
         self.root_pos = self.pos[:, 0]
 
+    def cut(self, start, stop):
+        """The same take with only frames ``start:stop``."""
+        out = object.__new__(Take)
+        out.__dict__.update(self.__dict__)
+        for key in ("rot", "pos", "local", "root_pos"):
+            setattr(out, key, getattr(self, key)[start:stop])
+        return out
+
     def rot_of(self, name):
         return self.rot[:, self.index[name]]
 
