@@ -162,6 +162,10 @@ def root_from_top_bone(context, obj, action, hips, smooth=True, **windows):
     hips_pos, hips_quat = vr.root_trajectory(pose[:, h], forward_local)
     facing = tf.quat_rotate(hips_quat, np.array([0.0, -1.0, 0.0]))
     role, top_local = vr.top_bone_role(pose[:, t], facing, pose[:, h])
+    if role == "off_ground":
+        raise MotionMatchingError(
+            "The bone %s has a parent (%s) that is not on the ground; the root must go above a top-level bone, "
+            "or take the place of a top bone on the ground." % (hips, top))
     if role == "trajectory":
         root_pos, root_quat = vr.trajectory_of_bone(pose[:, t], top_local)
         said = "%s moves on the ground with the character, so it is the virtual root, keyed from its own path." % top

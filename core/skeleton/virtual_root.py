@@ -180,11 +180,14 @@ def top_bone_role(top_pose, hips_facing, hips_pose):
     (within 15% of the hips' height), under the hips (95% of frames within 30%
     of it) and its yaw follows theirs (95% of frames within 30 degrees), with
     ``facing_local`` its own axis that points forward; "static" when it neither
-    moves 1 cm nor turns 1 degree; else "other".
+    moves 1 cm nor turns 1 degree; else "other". "off_ground" when the bone's
+    median height is over 15% of the hips': not a ground root at all.
     """
     top_pose = np.asarray(top_pose, dtype=np.float64)
     pos, rot = top_pose[:, :3, 3], top_pose[:, :3, :3]
     height = max(float(np.median(hips_pose[:, 2, 3])), 1e-6)
+    if abs(float(np.median(pos[:, 2]))) > GROUND_HEIGHT * height:
+        return "off_ground", None
     turn = np.abs(rot - rot[:1]).max()
     if np.ptp(pos, axis=0).max() < STILL_METRES and turn < np.radians(STILL_DEGREES):
         return "static", None

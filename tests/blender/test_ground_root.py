@@ -90,18 +90,19 @@ def test_the_import_makes_the_ground_root_in_one_call(takes):
     assert _build() == {"FINISHED"}
 
 
-@pytest.mark.parametrize("case", ["twice", "two_below"])
+@pytest.mark.parametrize("case", ["twice", "two_below", "off_ground"])
 def test_refusals_change_nothing(takes, case):
-    obj = H.import_ours(takes["bandai"], global_scale=0.01)
+    obj = H.import_ours(ct.SAMPLE if case == "off_ground" else takes["bandai"], global_scale=0.01)
+    kw = {"hips_bone": "Spine"}
     if case == "twice":
         assert bpy.ops.motion_matching.add_virtual_root() == {"FINISHED"}
         kw = {}
-    else:
-        kw = {"hips_bone": "Spine"}
+    elif case == "off_ground":
+        kw = {"hips_bone": "Chest"}     # under the sample's hips, which move in the air
     counts, keys = H.datablock_counts(), _keys(obj)
     rest = [tuple(b.head_local) + tuple(b.tail_local) for b in obj.data.bones]
     flags = (obj.data.motion_matching.root_bone, obj.data.motion_matching.hips_bone)
-    with pytest.raises(RuntimeError, match="already has its virtual root|two bones below the top"):
+    with pytest.raises(RuntimeError, match="already has its virtual root|two bones below the top|not on the ground"):
         bpy.ops.motion_matching.add_virtual_root(**kw)
     assert H.datablock_counts() == counts and _keys(obj) == keys
     assert [tuple(b.head_local) + tuple(b.tail_local) for b in obj.data.bones] == rest
