@@ -122,7 +122,9 @@ def add_virtual_root(context, obj, hips=None, root_name="Root", smooth=True,
         if prev_mode != "OBJECT" and obj.mode != prev_mode:
             bpy.ops.object.mode_set(mode=prev_mode)
         context.view_layer.objects.active = prev_active
-    return root_name, "Added root bone %s to %s." % (root_name, obj.name)
+    said = "Added root bone %s to %s, on the ground under %s." % (root_name, obj.name, hips)
+    arm.motion_matching.root_note = said
+    return root_name, said
 
 
 def _posed_forward(arm, names, parents, rest, pose, h):
@@ -188,6 +190,7 @@ def root_from_top_bone(context, obj, action, hips, smooth=True, **windows):
         armature_data.write_bone_transforms(action, obj, name, frames, bases[:, k])
     arm.motion_matching.root_bone = top
     arm.motion_matching.hips_bone = hips
+    arm.motion_matching.root_note = said
     return top, said
 
 

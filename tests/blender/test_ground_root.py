@@ -51,6 +51,7 @@ def test_a_moving_ground_root_is_the_virtual_root(takes):
     assert bpy.ops.motion_matching.add_virtual_root() == {"FINISHED"}
     settings = obj.data.motion_matching
     assert (settings.root_bone, settings.hips_bone) == ("root", "pelvis")
+    assert "root moves on the ground with the character" in settings.root_note
     assert "Root" not in obj.data.bones and obj.data.bones["pelvis"].parent.name == "root"
     after = H.pose_heads(obj, frames, names)
     assert np.abs(after - before).max() < 1e-4          # no joint moves (the root's head stays too)
@@ -73,6 +74,7 @@ def test_a_still_top_bone_is_keyed_under_the_hips(takes):
     assert bpy.ops.motion_matching.add_virtual_root(smooth_root=False) == {"FINISHED"}
     settings = obj.data.motion_matching
     assert (settings.root_bone, settings.hips_bone) == ("joint_Root", "Hips")
+    assert "joint_Root stays still" in settings.root_note
     after = H.pose_heads(obj, frames, names)
     skip = names.index("joint_Root")
     assert np.abs(np.delete(after - before, skip, axis=1)).max() < 1e-4
