@@ -73,15 +73,14 @@ def add_virtual_root(context, obj, hips=None, root_name="Root", smooth=True,
     rest = armature_data.rest_matrices(arm, names)
     h = names.index(hips)
     heads = rest[:, :3, 3]
-    tails = armature_data.rest_tails(arm, names)
     # The hips are a top-level bone: their pose is their rest times their own
     # channels, so only their curves are read.
     loc, quat, scale = armature_data.pose_channels(obj, action, frames, [hips])
     hips_pose = (armature_data.rest_offsets(arm, [hips])[0] @ armature_data.basis_matrices(loc, quat, scale))[:, 0]
-    forward = vr.forward_from_rest(heads, tails, parents, h)
-    if forward is None:
-        forward = np.array([0.0, -1.0, 0.0])
-    forward_local = rest[h, :3, :3].T @ forward
+    forward_local = hips_forward_local(obj, action, frames, h)
+    forward = rest[h, :3, :3] @ forward_local
+    forward = forward - np.array([0.0, 0.0, forward[2]])
+    forward = forward / np.linalg.norm(forward) if np.linalg.norm(forward) > 1e-9 else np.array([0.0, -1.0, 0.0])
     root_pos, root_quat = vr.root_trajectory(
         hips_pose, forward_local, smooth=smooth,
         position_window=position_window, position_order=position_order,
@@ -127,17 +126,24 @@ def add_virtual_root(context, obj, hips=None, root_name="Root", smooth=True,
     return root_name, said
 
 
-def _posed_forward(arm, names, parents, rest, pose, h):
-    """The character's forward in the hips' own axes: from the rest pose when
-    its legs go down, else from the posed joints, else the hips' -Y."""
-    heads = rest[:, :3, 3]
-    forward = vr.forward_from_rest(heads, armature_data.rest_tails(arm, names), parents, h)
-    if forward is not None:
-        return rest[h, :3, :3].T @ forward
+FORWARD_FRAMES = 64
+
+
+def hips_forward_local(obj, action, frames, h):
+    """The character's forward in the axes of bone ``h`` (the hips), found from
+    the posed legs on up to 64 evenly spaced frames, so that it does not depend
+    on the rest pose (a T-pose, bones laid along one axis, or the first frame
+    of an FBX file); else from the rest; else the hips' rest -Y."""
+    arm = obj.data
+    pick = np.unique(np.linspace(0, len(frames) - 1, min(FORWARD_FRAMES, len(frames))).round().astype(np.int64))
+    names, parents, rest, pose = armature_data.armature_pose(obj, action, np.asarray(frames)[pick])
     lengths = np.array([arm.bones[n].length for n in names])
     posed_tails = pose[..., :3, 3] + pose[..., :3, 1] * lengths[:, None]
-    local = vr.forward_from_pose(pose[..., :3, 3], posed_tails, parents, h, pose[:, h, :3, :3])
-    return local if local is not None else rest[h, :3, :3].T @ np.array([0.0, -1.0, 0.0])
+    local = vr.forward_from_pose(pose[..., :3, 3], posed_tails, parents, h, pose[:, h, :3, :3], every=1)
+    if local is not None:
+        return local
+    forward = vr.forward_from_rest(rest[:, :3, 3], armature_data.rest_tails(arm, names), parents, h)
+    return rest[h, :3, :3].T @ (forward if forward is not None else np.array([0.0, -1.0, 0.0]))
 
 
 def root_from_top_bone(context, obj, action, hips, smooth=True, **windows):
@@ -160,7 +166,7 @@ def root_from_top_bone(context, obj, action, hips, smooth=True, **windows):
     frames = key_times(action, obj)
     names, parents, rest, pose = armature_data.armature_pose(obj, action, frames)
     h, t = names.index(hips), names.index(top)
-    forward_local = _posed_forward(arm, names, parents, rest, pose, h)
+    forward_local = hips_forward_local(obj, action, frames, h)
     hips_pos, hips_quat = vr.root_trajectory(pose[:, h], forward_local)
     facing = tf.quat_rotate(hips_quat, np.array([0.0, -1.0, 0.0]))
     role, top_local = vr.top_bone_role(pose[:, t], facing, pose[:, h])
