@@ -78,9 +78,7 @@ def add_virtual_root(context, obj, hips=None, root_name="Root", smooth=True,
     loc, quat, scale = armature_data.pose_channels(obj, action, frames, [hips])
     hips_pose = (armature_data.rest_offsets(arm, [hips])[0] @ armature_data.basis_matrices(loc, quat, scale))[:, 0]
     forward_local = hips_forward_local(obj, action, frames, h)
-    forward = rest[h, :3, :3] @ forward_local
-    forward = forward - np.array([0.0, 0.0, forward[2]])
-    forward = forward / np.linalg.norm(forward) if np.linalg.norm(forward) > 1e-9 else np.array([0.0, -1.0, 0.0])
+    forward = rest_forward(arm, names, parents, rest, h)
     root_pos, root_quat = vr.root_trajectory(
         hips_pose, forward_local, smooth=smooth,
         position_window=position_window, position_order=position_order,
@@ -127,6 +125,13 @@ def add_virtual_root(context, obj, hips=None, root_name="Root", smooth=True,
 
 
 FORWARD_FRAMES = 64
+
+
+def rest_forward(arm, names, parents, rest, h):
+    """Where the root's rest points: the character's forward in the rest pose
+    when its legs go down, else Blender's front (-Y)."""
+    forward = vr.forward_from_rest(rest[:, :3, 3], armature_data.rest_tails(arm, names), parents, h)
+    return forward if forward is not None else np.array([0.0, -1.0, 0.0])
 
 
 def hips_forward_local(obj, action, frames, h):
@@ -183,7 +188,7 @@ def root_from_top_bone(context, obj, action, hips, smooth=True, **windows):
                 % (top, "stays still" if role == "static" else "does not follow the body"))
     root_pose = vr.root_bone_matrices(root_pos, root_quat)
     children = [c.name for c in arm.bones[top].children]
-    forward = tf.quat_rotate(root_quat[0], np.array([0.0, -1.0, 0.0]))
+    forward = rest_forward(arm, names, parents, rest, h)
     _set_root_rest(context, obj, top, children, forward, max(0.1, 0.25 * float(np.median(pose[:, h, 2, 3]))))
     for name in [top] + children:
         obj.pose.bones[name].rotation_mode = "QUATERNION"
