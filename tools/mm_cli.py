@@ -282,7 +282,7 @@ def run(args):
         obj = [bpy.data.objects[n] for n in bpy.data.objects.keys() if n not in before][0]
         armatures.append(obj)
         if len(armatures) == 1:
-            print(obj.data.motion_matching.root_note)
+            print("virtual root: %s" % obj.data.motion_matching.root_note)
         if args.dance_card:
             call(ops.auto_tag)
     if args.tpose:
