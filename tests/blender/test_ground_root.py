@@ -109,3 +109,15 @@ def test_refusals_change_nothing(takes, case):
     assert H.datablock_counts() == counts and _keys(obj) == keys
     assert [tuple(b.head_local) + tuple(b.tail_local) for b in obj.data.bones] == rest
     assert (obj.data.motion_matching.root_bone, obj.data.motion_matching.hips_bone) == flags
+
+
+def test_build_without_a_root_points_to_add_virtual_root_which_then_works(takes):
+    obj = H.import_ours(takes["bandai"], global_scale=0.01)
+    assert bpy.ops.motion_matching.database_add_action() == {"FINISHED"}
+    store = H.addon_module("bridge.database_store")
+    with pytest.raises(RuntimeError, match="has no virtual root bone: add one"):
+        bpy.ops.motion_matching.build_database(mirror_takes=False)
+    assert not store.has_database(bpy.context.scene)
+    assert bpy.ops.motion_matching.add_virtual_root() == {"FINISHED"}
+    assert bpy.ops.motion_matching.build_database(mirror_takes=False) == {"FINISHED"}
+    assert store.load(bpy.context.scene).matching.num_rows == FRAMES // 2
