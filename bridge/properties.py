@@ -43,6 +43,7 @@ class MOTION_MATCHING_PG_tpose_bone(bpy.types.PropertyGroup):
 class MOTION_MATCHING_PG_armature(bpy.types.PropertyGroup):
     root_bone: StringProperty(name="Root Bone", description="The virtual root (simulation) bone")
     hips_bone: StringProperty(name="Hips Bone", description="The bone the virtual root follows")
+    root_note: StringProperty(name="Root Note", description="How the virtual root was made, in one sentence")
     tpose_source: StringProperty(name="T-Pose Source", description="Where the stored T-pose came from",
                                  subtype="FILE_PATH")
     tpose: CollectionProperty(type=MOTION_MATCHING_PG_tpose_bone,

@@ -128,7 +128,7 @@ class MOTION_MATCHING_OT_import_bvh(bpy.types.Operator, ImportHelper, VirtualRoo
                 first_fps = take_fps if first_fps is None else first_fps
                 last_frame = frames[-1] if last_frame is None else max(last_frame, frames[-1])
             try:
-                clips.finish(self.add_virtual_root and self.root_keywords(), list_them=len(paths) > 1)
+                said = clips.finish(self.add_virtual_root and self.root_keywords(), list_them=len(paths) > 1)
             except MotionMatchingError as ex:
                 raise MotionMatchingError(_naming(ex, None, len(paths))) from None
         except Exception as ex:
@@ -148,13 +148,14 @@ class MOTION_MATCHING_OT_import_bvh(bpy.types.Operator, ImportHelper, VirtualRoo
             last = int(np.ceil(last_frame - 1e-6))
             if scene.frame_end < last:
                 scene.frame_end = last
+        said = "".join(" " + sentence for sentence in said)
         if len(paths) > 1:
             mark_stale(scene)
-            self.report({"INFO"}, "Imported %d clips on %d armature%s and added them to the database list."
-                        % (len(paths), len(clips.groups), "" if len(clips.groups) == 1 else "s"))
+            self.report({"INFO"}, "Imported %d clips on %d armature%s and added them to the database list.%s"
+                        % (len(paths), len(clips.groups), "" if len(clips.groups) == 1 else "s", said))
         else:
-            self.report({"INFO"}, "Imported %s: %d joints, %d frames at %.4g fps."
-                        % (name, len(clips.groups[0].names), frame_count, take_fps))
+            self.report({"INFO"}, "Imported %s: %d joints, %d frames at %.4g fps.%s"
+                        % (name, len(clips.groups[0].names), frame_count, take_fps, said))
         return {"FINISHED"}
 
 
@@ -233,13 +234,16 @@ class _Clips:
 
     def finish(self, root_keywords, list_them):
         """Add the virtual root to each armature (in all its clips), make it
-        play its first clip, keep the others with a fake user and list them."""
+        play its first clip, keep the others with a fake user and list them.
+        Returns the sentences saying how each armature's root was made."""
+        said = []
         for group in self.groups:
             compat.assign_action(group.obj, group.actions[0])
             if root_keywords:
-                virtual_root.add_virtual_root(self.context, group.obj, actions=group.actions, **root_keywords)
+                said.append(virtual_root.add_virtual_root(self.context, group.obj, actions=group.actions,
+                                                          **root_keywords)[1])
         if not list_them:
-            return
+            return said
         entries = self.context.scene.motion_matching.entries
         for group in self.groups:
             for action in group.actions:
@@ -247,6 +251,7 @@ class _Clips:
                 entry = entries.add()
                 entry.action, entry.armature = action, group.obj
         self.context.scene.motion_matching.active_entry = len(entries) - 1
+        return said
 
     def remove(self):
         """Remove everything made so far (the list entries included)."""

@@ -77,11 +77,11 @@ class MOTION_MATCHING_OT_add_virtual_root(bpy.types.Operator, VirtualRootOptions
         clips = [obj.animation_data.action] + [e.action for e in context.scene.motion_matching.entries
                                                if e.armature == obj and e.action is not None]
         try:
-            name = virtual_root.add_virtual_root(context, obj, actions=clips, **self.root_keywords())
+            _name, said = virtual_root.add_virtual_root(context, obj, actions=clips, **self.root_keywords())
         except MotionMatchingError as ex:
             self.report({"ERROR"}, str(ex))
             return {"CANCELLED"}
-        self.report({"INFO"}, "Added root bone %s to %s." % (name, obj.name))
+        self.report({"INFO"}, said)
         return {"FINISHED"}
 
 

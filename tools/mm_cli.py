@@ -458,6 +458,8 @@ def database(args):
                        key=lambda o: o.name)
     if args.dance_card:
         tag_clips(ops, armatures)
+    for obj in armatures[:1]:
+        print("virtual root: %s" % obj.data.motion_matching.root_note)
     if args.tpose:
         bpy.context.view_layer.objects.active = armatures[0]
         call(ops.load_tpose, filepath=os.path.abspath(args.tpose), global_scale=args.scale,

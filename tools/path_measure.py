@@ -143,6 +143,13 @@ def measure(bake, raw, floor, path=None, asked_facing=None, raw_pairs=None):
         out["sliding_contact"] = c
         out["raw_sliding_contact"] = rc
         out["sliding_contact_ratio"] = _ratio(c["cm_per_foot_per_moving_s"], rc["cm_per_foot_per_moving_s"])
+    # Height-only: the same without the speed test (the seed's measure).
+    out["height_sliding"] = pm.ankle_sliding(bake.ankles, bake.hips, fps, floor, max_speed=None)
+    out["raw_height_sliding"] = pm.ankle_sliding(raw.ankles, raw.hips, raw.fps, floor, max_speed=None)
+    out["height_sliding_ratio"] = _ratio(out["height_sliding"]["cm_per_foot_per_moving_s"],
+                                         out["raw_height_sliding"]["cm_per_foot_per_moving_s"])
+    out["unsupported_s"] = pm.unsupported_stretch(bake.ankles, bake.hips, fps)
+    out["raw_unsupported_s"] = pm.unsupported_stretch(raw.ankles, raw.hips, raw.fps)
     out["seed"] = pm.seed_sliding(bake.ankles, fps)
     out["raw_seed"] = pm.seed_sliding(raw.ankles, raw.fps)
     facing = pm.body_facing(bake.hip_joints[:, 0], bake.hip_joints[:, 1])

@@ -276,6 +276,22 @@ def frozen_glides(planted_steps, hips, fps, speed=GLIDE_SPEED, seconds=GLIDE_SEC
     return glides
 
 
+def unsupported_stretch(ankles, hips, fps, speed=0.5, still=0.3):
+    """The longest stretch, in seconds, where the hips move horizontally faster
+    than ``speed`` m/s while neither ankle is nearly still (horizontal speed
+    under ``still`` m/s): a body travelling with no foot holding the ground
+    (a frozen glide or feet skating). Speeds are per step."""
+    ankles = _points(ankles, 3, "ankles")
+    _same_length(ankles=ankles, hips=_points(hips, 2, "hips"))
+    fps = _rate(fps)
+    travel = horizontal_steps(hips) * fps > speed
+    no_foot = np.all(horizontal_steps(ankles) * fps >= still, axis=1)
+    bad = np.concatenate([[0], (travel & no_foot).astype(np.int8), [0]])
+    edges = np.diff(bad)
+    runs = np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)
+    return float(runs.max() / fps) if len(runs) else 0.0
+
+
 def rotation_steps(quats):
     """(T-1, J) angle in radians between consecutive rotations (quaternions
     (T, J, 4), w first, any sign)."""

@@ -141,3 +141,84 @@ def reparent_under_root(root_offset, hips_offset, root_pose, hips_pose):
     root_basis = np.linalg.inv(root_offset) @ root_pose
     hips_basis = np.linalg.inv(hips_offset) @ tf.rigid_inverse(root_pose) @ hips_pose
     return root_basis, hips_basis
+
+
+def forward_from_pose(heads, tails, parents, hips, hips_rotation, every=None):
+    """The character's forward in the hips' own axes (3,), from posed joints
+    when the rest pose has no legs going down (bones laid along one axis).
+
+    ``heads``, ``tails`` (F, J, 3) posed, in armature space; ``hips_rotation``
+    (F, 3, 3). :func:`forward_from_rest` is asked on up to 16 evenly spaced
+    frames; each answer is turned into the hips' axes and they are averaged.
+    Returns None when no frame shows two legs.
+    """
+    count = len(heads)
+    step = every or max(1, count // 16)
+    total = np.zeros(3)
+    for f in range(0, count, step):
+        fwd = forward_from_rest(heads[f], tails[f], parents, hips)
+        if fwd is not None:
+            total += np.asarray(hips_rotation[f]).T @ fwd
+    n = np.linalg.norm(total)
+    return total / n if n > 1e-9 else None
+
+
+# How near a top bone must stay to count as carrying the trajectory, as
+# fractions of the hips' median height: on the ground, under the hips.
+GROUND_HEIGHT = 0.15
+UNDER_HIPS = 0.3
+FOLLOW_DEGREES = 30.0
+STILL_METRES, STILL_DEGREES = 0.01, 1.0
+
+
+def top_bone_role(top_pose, hips_facing, hips_pose):
+    """Whether a bone above the hips carries the trajectory.
+
+    ``top_pose`` (F, 4, 4) the top bone in armature space, ``hips_facing`` (F, 3)
+    the hips' facing on the ground (unit), ``hips_pose`` (F, 4, 4). Returns
+    (role, facing_local): role "trajectory" when the bone stays on the ground
+    (within 15% of the hips' height), under the hips (95% of frames within 30%
+    of it) and its yaw follows theirs (95% of frames within 30 degrees), with
+    ``facing_local`` its own axis that points forward; "static" when it neither
+    moves 1 cm nor turns 1 degree; else "other". "off_ground" when the bone's
+    median height is over 15% of the hips': not a ground root at all.
+    """
+    top_pose = np.asarray(top_pose, dtype=np.float64)
+    pos, rot = top_pose[:, :3, 3], top_pose[:, :3, :3]
+    height = max(float(np.median(hips_pose[:, 2, 3])), 1e-6)
+    if abs(float(np.median(pos[:, 2]))) > GROUND_HEIGHT * height:
+        return "off_ground", None
+    turn = np.abs(rot - rot[:1]).max()
+    if np.ptp(pos, axis=0).max() < STILL_METRES and turn < np.radians(STILL_DEGREES):
+        return "static", None
+    local = np.einsum("fji,fj->i", rot, hips_facing)       # mean facing in the bone's axes
+    if np.linalg.norm(local) < 1e-9:
+        return "other", None
+    local /= np.linalg.norm(local)
+    facing = np.einsum("fij,j->fi", rot, local)
+    flat = np.linalg.norm(facing[:, :2], axis=1)
+    cos = np.sum(facing[:, :2] * hips_facing[:, :2], axis=1) / np.maximum(flat, 1e-9)
+    off = np.linalg.norm(pos[:, :2] - hips_pose[:, :2, 3], axis=1)
+    follows = (np.abs(pos[:, 2]).max() <= GROUND_HEIGHT * height
+               and np.percentile(off, 95) <= UNDER_HIPS * height
+               and flat.min() > 0.5
+               and np.percentile(cos, 5) >= np.cos(np.radians(FOLLOW_DEGREES)))
+    return ("trajectory", local) if follows else ("other", None)
+
+
+def trajectory_of_bone(top_pose, facing_local):
+    """Position (F, 3) on z = 0 and yaw quaternion (F, 4) of a bone that carries
+    the trajectory, its axis ``facing_local`` being the forward."""
+    top_pose = np.asarray(top_pose, dtype=np.float64)
+    pos = top_pose[:, :3, 3].copy()
+    pos[:, 2] = 0.0
+    facing = _ground_unit(np.einsum("fij,j->fi", top_pose[:, :3, :3], facing_local))
+    return pos, tf.quat_unroll(yaw_quaternions(facing), axis=0)
+
+
+def rekey_under_root(offsets, root_pose, child_poses):
+    """Bases of a top bone given the armature-space pose ``root_pose`` (F, 4, 4)
+    and of its children (offsets (C, 4, 4) relative to it) keeping their poses
+    ``child_poses`` (F, C, 4, 4): basis = offset^-1 root_pose^-1 pose."""
+    inv_root = tf.rigid_inverse(root_pose)
+    return np.linalg.inv(offsets)[None] @ inv_root[:, None] @ np.asarray(child_poses, dtype=np.float64)

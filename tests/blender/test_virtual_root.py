@@ -90,11 +90,13 @@ def test_facing_follows_a_rotated_take(tmp_path, smooth):
 def test_refusals_leave_the_armature_alone():
     obj = H.import_ours(SAMPLE_TAKE, global_scale=0.01, add_virtual_root=True)
     bones = len(obj.data.bones)
-    with pytest.raises(RuntimeError, match="already has a bone named Root"):
+    with pytest.raises(RuntimeError, match="already has its virtual root"):
         bpy.ops.motion_matching.add_virtual_root()
+    with pytest.raises(RuntimeError, match="already has a bone named Root"):
+        bpy.ops.motion_matching.add_virtual_root(hips_bone="Root")
     with pytest.raises(RuntimeError, match="has no bone named Pelvis"):
         bpy.ops.motion_matching.add_virtual_root(hips_bone="Pelvis", root_name="Root2")
-    with pytest.raises(RuntimeError, match="has a parent"):
+    with pytest.raises(RuntimeError, match="two bones below the top"):
         bpy.ops.motion_matching.add_virtual_root(hips_bone="Chest", root_name="Root2")
     assert len(obj.data.bones) == bones
     with pytest.raises(RuntimeError, match="odd number"):

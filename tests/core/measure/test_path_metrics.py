@@ -289,3 +289,18 @@ def test_steps_between_segments_are_not_counted():
     assert not pm.planted(ankles, 60.0, 0.08)[9].any()
     with pytest.raises(pm.PathMetricsError):
         pm.planted(ankles, 60.0, 0.08, segments=seg[:5])
+
+
+def test_unsupported_stretch_counts_travel_with_no_still_ankle():
+    from core.measure import path_metrics as pm
+
+    fps = 10.0
+    t = np.arange(41) / fps
+    hips = np.stack([t * 1.0, np.zeros_like(t), np.full_like(t, 0.9)], axis=1)   # 1 m/s
+    ankles = np.zeros((41, 2, 3))
+    # Left ankle still until 1 s, then both ankles glide with the hips for 1.5 s,
+    # then the right ankle stands still again.
+    ankles[:, 0, 0] = np.where(t <= 1.0, 0.0, t - 1.0)
+    ankles[:, 1, 0] = np.where(t <= 2.5, np.maximum(t - 1.0, 0.0) + 0.0, 1.5)
+    assert pm.unsupported_stretch(ankles, hips, fps) == pytest.approx(1.5)
+    assert pm.unsupported_stretch(ankles, hips * [0.2, 1, 1], fps) == 0.0    # the body barely moves
