@@ -24,11 +24,15 @@ def _each(fn, x):
     return np.fromiter(map(fn, x.ravel().tolist()), dtype=np.float64, count=x.size).reshape(x.shape)
 
 
-def _exp(v):
+def exp_float(v):
+    """``np.exp`` of one Python float by ``math.exp`` (overflow gives inf)."""
     try:
         return math.exp(v)
     except OverflowError:
         return math.inf
+
+
+_exp = exp_float
 
 
 def exp(x):
