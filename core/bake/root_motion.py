@@ -51,9 +51,9 @@ class RootMotion:
             ax, ay = ax * limit / max(mag, 1e-12), ay * limit / max(mag, 1e-12)
         px += ax
         py += ay
-        dyw = springs.wrap_angle(sim_yaw - yaw)
+        dyw = springs.wrap_float(float(sim_yaw - yaw))
         limit_a = ratio * abs(dyaw_row) + self.turn_floor
-        step_a = float(np.clip(dyw * alpha, -limit_a, limit_a))
+        step_a = float(min(max(dyw * alpha, -limit_a), limit_a))     # np.clip's value, without numpy
         yaw += capped_turn(dyaw_row, step_a, self.turn_cap) - dyaw_row
         return px, py, yaw
 
@@ -66,9 +66,9 @@ class RootMotion:
         d = np.hypot(ex, ey)
         if d > clamp:
             px, py = ctrl_xy[0] + ex * clamp / d, ctrl_xy[1] + ey * clamp / d
-        dyw = springs.wrap_angle(yaw - sim_yaw)
+        dyw = springs.wrap_float(float(yaw - sim_yaw))
         if abs(dyw) > self.clamp_a:
-            yaw = sim_yaw + np.sign(dyw) * self.clamp_a
+            yaw = sim_yaw + (1.0 if dyw > 0.0 else -1.0) * self.clamp_a
         return px, py, yaw
 
 
