@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..maths import same_everywhere, springs
+from ..maths import transforms as tf
 
 
 @dataclass(frozen=True)
@@ -208,7 +209,7 @@ class LookAhead:
             now_on = self.ahead_contacts[rows, j]
             step = (err[:, j] - prev_err)[:, None, :]
             drift = np.where((now_on & prev_on)[:, :, None], drift + step, 0.0)
-            over = np.maximum(np.linalg.norm(drift, axis=2) - T.stance_drift_free, 0.0) / T.stance_drift_scale
+            over = np.maximum(tf.row_norm(drift) - T.stance_drift_free, 0.0) / T.stance_drift_scale
             terms[j] = np.where(now_on, over * over, 0.0) / M
             prev_on, prev_err = now_on, err[:, j]
         cost = np.zeros(K)

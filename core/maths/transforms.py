@@ -9,12 +9,34 @@ import numpy as np
 from . import same_everywhere
 
 # ----------------------------------------------------------------------------
+# Vectors: numpy's own results without its per-call overhead (small arrays, many calls)
+
+
+def cross3(a, b):
+    """``np.cross`` of float64 vectors (..., 3): the same products and differences
+    (``a1 b2 - a2 b1``, ...), so the same bits."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = a1 * b2 - a2 * b1
+    out[..., 1] = a2 * b0 - a0 * b2
+    out[..., 2] = a0 * b1 - a1 * b0
+    return out
+
+
+def row_norm(v, keepdims=False):
+    """``np.linalg.norm(v, axis=-1)`` of float64 ``v``: the same sum of squares
+    (``add.reduce`` over the last axis), so the same bits."""
+    return np.sqrt(np.add.reduce(v * v, axis=-1, keepdims=keepdims))
+
+
+# ----------------------------------------------------------------------------
 # Quaternions
 
 
 def quat_normalize(q):
     q = np.asarray(q, dtype=np.float64)
-    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+    return q / row_norm(q, keepdims=True)
 
 
 def quat_conjugate(q):
@@ -43,8 +65,8 @@ def quat_rotate(q, v):
     w = q[..., :1]
     u = q[..., 1:]
     # v' = v + 2w (u x v) + 2 u x (u x v), the expanded sandwich product.
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
+    t = 2.0 * cross3(u, v)
+    return v + w * t + cross3(u, t)
 
 
 def quat_unroll(q, axis=0):

@@ -15,14 +15,23 @@ class LegSolver:
 
     def __init__(self, skeleton, pose, forward, min_bend=0.0):
         self.skeleton, self.pose, self.forward, self.min_bend = skeleton, pose, forward, min_bend
-        self.world_q = tf.matrix_to_quat(pose[:, :, :3, :3])
+        self._world_q = {}
         self.offset_q = tf.matrix_to_quat(skeleton.offsets[:, :3, :3])
+
+    def world_q(self, joint):
+        """(S, 4) world rotations of ``joint`` on every step (made when first asked;
+        the IK needs the legs and their parents only)."""
+        q = self._world_q.get(joint)
+        if q is None:
+            q = self._world_q[joint] = tf.matrix_to_quat(self.pose[:, joint, :3, :3])
+        return q
 
     def solve(self, rots, side, idx, wanted, turn):
         """Pose channels ``rots`` of leg ``side`` on steps ``idx`` (in place) so the
         toe reaches ``wanted`` (n, 3) with the foot turned by ``turn`` (n,)."""
-        sk, pose, world_q, offset_q = self.skeleton, self.pose, self.world_q, self.offset_q
+        sk, pose, offset_q = self.skeleton, self.pose, self.offset_q
         up, low, foot, toe = sk.legs[side]
+        world_q = {j: self.world_q(j)[idx] for j in (up, low, foot, sk.parents[up])}
         heel = pose[idx, toe, :3, 3] - pose[idx, foot, :3, 3]
         hip_p, knee_p, ankle_p = (pose[idx, b, :3, 3] for b in (up, low, foot))
         # The ankle goes where the turned foot puts it.
@@ -31,10 +40,10 @@ class LegSolver:
         d_hip, d_knee = ik.two_bone_ik(hip_p, knee_p, ankle_p, target, self.forward[idx], pole_blend=IK_POLE_BLEND)
         # New world rotations: upper and lower leg turned, the foot keeps its own
         # world orientation (turned by the held heading).
-        up_w = tf.quat_mul(d_hip, world_q[idx, up])
-        low_w = tf.quat_mul(d_knee, world_q[idx, low])
-        foot_w = tf.quat_mul(spin, world_q[idx, foot])
-        parent_up = world_q[idx, sk.parents[up]]
+        up_w = tf.quat_mul(d_hip, world_q[up])
+        low_w = tf.quat_mul(d_knee, world_q[low])
+        foot_w = tf.quat_mul(spin, world_q[foot])
+        parent_up = world_q[sk.parents[up]]
         # basis = (parent_world * offset)^-1 * world, for rotations.
         rots[idx, up] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(parent_up, offset_q[up])), up_w)
         rots[idx, low] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(up_w, offset_q[low])), low_w)
@@ -56,11 +65,11 @@ def soft_reach(hip, knee, ankle, target, soft=SOFT_REACH, min_bend=0.0):
     (radians): the knee is never eased straighter than this or the animation's
     own bend, whichever is less (near straight, each millimetre of reach turns
     the knee by degrees)."""
-    thigh, shin = np.linalg.norm(knee - hip, axis=1), np.linalg.norm(ankle - knee, axis=1)
+    thigh, shin = tf.row_norm(knee - hip), tf.row_norm(ankle - knee)
     length = thigh + shin
     d = target - hip
-    dist = np.linalg.norm(d, axis=1)
-    own = np.linalg.norm(ankle - hip, axis=1)
+    dist = tf.row_norm(d)
+    own = tf.row_norm(ankle - hip)
     # The farthest reach: the straight leg, or the reach at the least bend.
     cap = length
     if min_bend > 0:
