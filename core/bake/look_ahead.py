@@ -140,9 +140,9 @@ class LookAhead:
         self.contacts = (np.asarray(db.contacts, dtype=bool) if db.contacts is not None
                          else np.zeros((n, 2), dtype=bool))
         self.ahead_contacts = self.contacts[ahead]          # (N, M, 2)
-        self.contact_list = [tuple(r) for r in self.contacts.tolist()]
+        self.contact_list = self.contacts.tolist()          # per row [left, right]
         self.step_list = self.step_xy.tolist()
-        self.played_contacts = None         # (left, right) contact of the row played last
+        self.played_contacts = None         # [left, right] contact of the row played last
         self.played_time = [0, 0]           # per foot: steps in its contact state, at most ``cap``
         self.drift = [[0.0, 0.0], [0.0, 0.0]]   # per foot: how far the root was moved off the played rows' motion
         self.last = None                    # (row, x, y, yaw) of the previous step

@@ -26,11 +26,13 @@ class Played:
     rate: np.ndarray = None      # (S,) time warp: rows advanced on the step
 
 
-def sharp_change(want_v, v, settings):
-    """Has the wanted velocity changed speed or turned enough to search at once?"""
-    turn = math.atan2(float(want_v[0] * v[1] - want_v[1] * v[0]), float(want_v[0] * v[0] + want_v[1] * v[1]))
-    return (abs(np.hypot(*v) - np.hypot(*want_v)) > settings.search.force_search_speed
-            or (np.hypot(*v) > 0.3 and np.hypot(*want_v) > 0.3 and abs(turn) > settings.search.force_search_angle))
+def sharp_change(want_v, want_speed, v, speed, settings):
+    """Has the wanted velocity changed speed or turned enough to search at once?
+    ``want_v``, ``v``: (x, y) velocities, Python floats; ``want_speed``, ``speed``
+    their lengths (np.hypot, computed for every step at once)."""
+    turn = math.atan2(want_v[0] * v[1] - want_v[1] * v[0], want_v[0] * v[0] + want_v[1] * v[1])
+    return (abs(speed - want_speed) > settings.search.force_search_speed
+            or (speed > 0.3 and want_speed > 0.3 and abs(turn) > settings.search.force_search_angle))
 
 
 def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps, warp=None):
@@ -52,7 +54,10 @@ def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps,
     px, py = float(sim_pos[0, 0]), float(sim_pos[0, 1])
     yaw = float(sim_yaw[0])
     last_search = -interval
-    want_v = sim_vel[0, :2].copy()
+    vel = np.asarray(sim_vel[:, :2], dtype=np.float64)
+    speed = np.hypot(vel[:, 0], vel[:, 1]).tolist()     # the same bits as np.hypot step by step
+    vel = vel.tolist()
+    want_v, want_speed = vel[0], speed[0]
     phase, rates, rate = (None, None, 1.0) if warp is None else (np.zeros(S), np.ones(S), 1.0)
     for s in range(S):
         if s % 256 == 0:
@@ -65,13 +70,13 @@ def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps,
             else:
                 cur = warp.advance(cur)
         px, py, yaw = root.clamped(px, py, yaw, ctrl[s], sim_yaw[s])
-        v = sim_vel[s, :2]
         at_end = cur is not None and (nxt[cur] == cur or not matcher.playable[cur])
-        if cur is None or s - last_search >= interval or sharp_change(want_v, v, settings) or at_end:
+        if cur is None or s - last_search >= interval or at_end \
+                or sharp_change(want_v, want_speed, vel[s], speed[s], settings):
             best, best_cost = matcher.search(s, cur, cur is not None and not at_end, (px, py, yaw))
             searched[s] = True
             last_search = s
-            want_v = v.copy()
+            want_v, want_speed = vel[s], speed[s]
             cost[s] = best_cost
             same_clip = cur is not None and db.clip_index[best] == db.clip_index[cur]
             if cur is None or not (same_clip and keep_playing(cur, best, True, settings.search.keep_window)) \
