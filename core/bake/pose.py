@@ -76,6 +76,18 @@ def pose_root_bone(skeleton, locs, rots, root_pos, root_yaw):
     return root_quat
 
 
-def forward_kinematics(skeleton, locs, rots):
-    """Armature-space bone matrices (S, J, 4, 4) of pose channels (S, J, 3) and (S, J, 4)."""
-    return tf.pose_fk(skeleton.parents, None, tf.compose(locs, tf.quat_to_matrix(rots)), skeleton.offsets)
+def forward_kinematics(skeleton, locs, rots, joints=None):
+    """Armature-space bone matrices (S, J, 4, 4) of pose channels (S, J, 3) and (S, J, 4).
+    ``joints`` (default all): only these bones and their ancestors are computed
+    (the others are NaN); each computed one is what the whole pose gives, bit for bit."""
+    if joints is None:
+        return tf.pose_fk(skeleton.parents, None, tf.compose(locs, tf.quat_to_matrix(rots)), skeleton.offsets)
+    need = tf.with_ancestors(skeleton.parents, joints)
+    basis = np.empty(np.shape(locs)[:2] + (4, 4))      # the joints not computed are never read
+    basis[:, need] = tf.compose(np.asarray(locs)[:, need], tf.quat_to_matrix(np.asarray(rots)[:, need]))
+    return tf.pose_fk(skeleton.parents, None, basis, skeleton.offsets, joints=need)
+
+
+def leg_joints(skeleton):
+    """Every joint of the skeleton's legs (hip joint, knee, ankle, toe)."""
+    return [j for leg in skeleton.legs for j in leg]

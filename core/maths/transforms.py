@@ -272,7 +272,18 @@ def axis_conversion_matrix(from_forward="Y", from_up="Z", to_forward="Y", to_up=
 # Forward kinematics of an armature
 
 
-def pose_fk(parents, rest, basis, offsets=None):
+def with_ancestors(parents, joints):
+    """``joints`` and every ancestor of theirs, sorted (parents come first)."""
+    need = set()
+    for j in joints:
+        j = int(j)
+        while j >= 0 and j not in need:
+            need.add(j)
+            j = int(parents[j])
+    return sorted(need)
+
+
+def pose_fk(parents, rest, basis, offsets=None, joints=None):
     """Armature-space pose matrices of every bone on every frame.
 
     ``parents`` (J,) parent index or -1, parents before children;
@@ -284,15 +295,20 @@ def pose_fk(parents, rest, basis, offsets=None):
     the two agree exactly in theory but not in float32 for bones that point
     almost straight along the axis the roll is measured from, so pass
     ``offsets`` (J, 4, 4) read from Blender (see armature_data.rest_offsets)
-    to reproduce its poses to the last digits.
+    to reproduce its poses to the last digits. ``joints`` (default all): only
+    these bones and their ancestors are computed, the others are NaN.
     """
     parents = np.asarray(parents)
     rest = np.asarray(rest, dtype=np.float64)
     basis = np.asarray(basis, dtype=np.float64)
     if offsets is None:
         offsets = rest_offsets_from_matrices(parents, rest)
-    out = np.empty_like(basis)
-    for j, p in enumerate(parents):
+    if joints is None:
+        out, order = np.empty_like(basis), range(len(parents))
+    else:       # the others are left NaN (the same arrays' shapes, so the same matrix products)
+        out, order = np.full_like(basis, np.nan), with_ancestors(parents, joints)
+    for j in order:
+        p = parents[j]
         if p < 0:
             out[:, j] = offsets[j] @ basis[:, j]
         else:

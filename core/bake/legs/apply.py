@@ -6,7 +6,7 @@ import numpy as np
 from ...maths import springs
 from ...maths import transforms as tf
 from ...measure import path_metrics
-from ..pose import forward_kinematics
+from ..pose import forward_kinematics, leg_joints
 from . import foot_lock as fl
 from . import leg_release as lr
 from . import stride_warp as sw
@@ -21,7 +21,7 @@ def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, spe
     (S, 4) the character's yaw (the knees' forward), ``speeds`` (S, 2) the take's
     toe speeds (lock by data) or None. Returns (rotations, locked (S, 2), lock
     count, toe positions (S, 2, 3))."""
-    pose = forward_kinematics(skeleton, locs, rots)
+    pose = forward_kinematics(skeleton, locs, rots, leg_joints(skeleton))
     S = len(locs)
     locked = np.zeros((S, 2), dtype=bool)
     count = 0
@@ -108,7 +108,7 @@ def lift_toes(skeleton, locs, rots, root_quat, floor, rate, min_bend=0.0):
     """Toes kept above ``floor`` (None: none) by IK lifts that change by at most
     ``rate`` metres a step (0: exactly the depth, core.bake.legs.leg_release.floor_lift).
     ``rots`` changes in place; returns the toes (S, 2, 3)."""
-    pose = forward_kinematics(skeleton, locs, rots)
+    pose = forward_kinematics(skeleton, locs, rots, leg_joints(skeleton))
     toes, _ = leg_points(skeleton, pose)
     if floor is None:
         return toes
@@ -133,7 +133,7 @@ def warp_strides(skeleton, locs, rots, root_quat, played, row_steps, dt, min_ben
                                                            played.rows), dt, played.jumped, rate=rate)
     if np.abs(k - 1.0).max() < 1e-6:
         return
-    pose = forward_kinematics(skeleton, locs, rots)
+    pose = forward_kinematics(skeleton, locs, rots, leg_joints(skeleton))
     toes, _ = leg_points(skeleton, pose)
     wanted = sw.warped_toes(toes, played.root_pos, k, u)
     legs = LegSolver(skeleton, pose, tf.quat_rotate(root_quat, np.array([0.0, -1.0, 0.0])), min_bend)
