@@ -101,7 +101,8 @@ class LookAheadMatcher(Matcher):
         self.sim_pos, self.sim_yaw = sim_pos, sim_yaw
         self.ahead = la.LookAhead(db, root_positions, root_quats, allowed, fps, settings.look_ahead.seconds, turn)
         self.rows = np.flatnonzero(allowed)
-        self.features = np.asarray(db.features[self.rows], dtype=np.float64)
+        # One row per feature: the search's sums run across the rows (same_everywhere.column_sums).
+        self.features_t = np.ascontiguousarray(np.asarray(db.features[self.rows], dtype=np.float64).T)
         self.row_clips = db.clip_index[self.rows]
         self.tie = la.tie_order(db)     # ties: lowest frame, then lowest clip
 
@@ -110,9 +111,10 @@ class LookAheadMatcher(Matcher):
 
     def search(self, s, cur, can_continue, root=None):
         qn = self.normalized_query(s, cur)
-        d = self.features - qn
+        d = self.features_t - qn[:, None]
         np.multiply(d, d, out=d)
-        cost = np.add.reduce(d, axis=1)     # a fixed summation order (einsum's depends on the SIMD code)
+        # np.add.reduce's summation order over each row's features (einsum's depends on the SIMD code).
+        cost = same_everywhere.column_sums(d)
         rows = self.rows
         if cur is not None:
             if can_continue:
