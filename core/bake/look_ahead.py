@@ -243,15 +243,17 @@ def tie_order(db):
     return place
 
 
-def smallest(costs, k, order=None):
+def smallest(costs, k, order=None, cut=None):
     """Indices of the ``k`` smallest of ``costs`` (all when fewer), in index order.
     Among equal costs at the cut, those lowest in ``order`` (default: the index)
     are kept, so the set does not depend on how numpy's partition orders ties
-    (its version, the processor)."""
+    (its version, the processor). ``cut``: the k-th smallest cost when the
+    caller has it already."""
     costs = np.asarray(costs)
     if k >= len(costs):
         return np.arange(len(costs))
-    cut = np.partition(costs, k - 1)[k - 1]        # a value: the same on every machine
+    if cut is None:
+        cut = np.partition(costs, k - 1)[k - 1]        # a value: the same on every machine
     below = np.flatnonzero(costs < cut)
     tied = np.flatnonzero(costs == cut)
     if order is not None:

@@ -145,10 +145,12 @@ class LookAheadMatcher(Matcher):
         extra = self.margin * la.MARGIN_SCALE
         few = la.CANDIDATES * PRUNE_FACTOR
         if len(rows) > few:
-            sub = la.smallest(cost, few, self.tie[rows])    # in row order; ties kept as among all rows
+            # The few-th and next smallest costs from one partition (values: the same on every machine).
+            cut, after = np.partition(cost, (few - 1, few))[few - 1:few + 1]
+            sub = la.smallest(cost, few, self.tie[rows], cut)    # in row order; ties kept as among all rows
             total = cost[sub] + self.ahead.jump_cost(rows[sub], cur) + extra
             kth = np.partition(total, la.CANDIDATES - 1)[la.CANDIDATES - 1]
-            if np.partition(cost, few)[few] + la.JUMP_COST + extra > kth:
+            if after + la.JUMP_COST + extra > kth:
                 return rows[sub], total
         return rows, cost + self.ahead.jump_cost(rows, cur) + extra
 
