@@ -7,7 +7,8 @@ from dataclasses import replace
 import numpy as np
 
 from ..maths import transforms as tf
-from ..maths.springs import decay_spring
+from ..maths import same_everywhere
+from ..maths.springs import halflife_to_damping, spring_floats
 from ..skeleton import virtual_root as vr
 from . import time_warp as twp
 from .rows import angular_velocities_of, next_rows
@@ -57,8 +58,11 @@ def inertialize(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps, ha
         # The jump's own step shows the whole offset (what was playing, one data
         # step on); the fade starts from there (the last value carries on).
         t = np.arange(0, b - a + 1) * dt
-        xs, vs = decay_spring(x[None], v[None], halflife, t[:, None, None])
-        ps, pvs = decay_spring(px[None], pv[None], halflife, t[:, None])
+        # decay_spring of the rotations and of the hips' location: one decay factor for both.
+        y = halflife_to_damping(halflife)
+        e = same_everywhere.exp(-y * t)
+        xs, vs = spring_floats(x[None], v[None], 0.0, y, e[:, None, None], t[:, None, None])
+        ps, pvs = spring_floats(px[None], pv[None], 0.0, y, e[:, None], t[:, None])
         rots[a:b] = tf.quat_mul(tf.quat_from_rotvec(xs[:-1]), rots[a:b])
         locs[a:b, hips] += ps[:-1]
         x, v, px, pv = xs[-1], vs[-1], ps[-1], pvs[-1]

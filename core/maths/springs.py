@@ -93,7 +93,8 @@ def critical_spring(x, v, goal, halflife, dt):
 def spring_floats(x, v, goal, y, e, dt):
     """One step of :func:`critical_spring` on plain Python floats, given its rate
     ``y`` and ``e = exp(-y dt)``: the same operations in the same order, so the
-    same bits, without numpy's cost on a single number (called every step)."""
+    same bits, without numpy's cost on a single number (called every step).
+    Arrays that broadcast work too (several springs sharing one ``e``)."""
     j0 = x - goal
     j1 = v + j0 * y
     return e * (j0 + j1 * dt) + goal, e * (v - j1 * y * dt)
