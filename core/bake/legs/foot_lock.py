@@ -94,8 +94,10 @@ class FootLock:
         if self._rate_for != dt:
             self._rate_for, self._rate = dt, step_decay(self.blend_halflife, dt)
         y, e = self._rate
-        pv = [spring_floats(x, v, 0.0, y, e, dt) for x, v in zip(self.offset.tolist(), self.offset_vel.tolist())]
-        return np.array([p for p, _ in pv]), np.array([v for _, v in pv])
+        off, vel = self.offset, self.offset_vel
+        pv = [spring_floats(x, v, 0.0, y, e, dt) for x, v in zip(off if type(off) is list else off.tolist(),
+                                                                  vel if type(vel) is list else vel.tolist())]
+        return [p for p, _ in pv], [v for _, v in pv]      # lists between decays; numpy takes them as they are
 
     def _advance(self, contact, toe, toe_speed, dt):
         """:meth:`step` on checked input (``toe`` a finite float64 vector)."""
