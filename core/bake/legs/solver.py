@@ -29,25 +29,36 @@ class LegSolver:
     def solve(self, rots, side, idx, wanted, turn):
         """Pose channels ``rots`` of leg ``side`` on steps ``idx`` (in place) so the
         toe reaches ``wanted`` (n, 3) with the foot turned by ``turn`` (n,)."""
+        self.solve_many(rots, [(side, idx, wanted, turn)])
+
+    def solve_many(self, rots, parts):
+        """:meth:`solve` of each ``(side, idx, wanted, turn)`` of ``parts``, by one IK
+        over all their steps (each step's maths is its own, so each result is
+        what solving its part alone gives, bit for bit)."""
         sk, pose, offset_q = self.skeleton, self.pose, self.offset_q
-        up, low, foot, toe = sk.legs[side]
-        world_q = {j: self.world_q(j)[idx] for j in (up, low, foot, sk.parents[up])}
-        heel = pose[idx, toe, :3, 3] - pose[idx, foot, :3, 3]
-        hip_p, knee_p, ankle_p = (pose[idx, b, :3, 3] for b in (up, low, foot))
+        legs = [sk.legs[side] for side, _, _, _ in parts]
+        rows = [[pose[idx, toe, :3, 3] - pose[idx, foot, :3, 3]] + [pose[idx, b, :3, 3] for b in (up, low, foot)]
+                + [self.world_q(j)[idx] for j in (up, low, foot, sk.parents[up])] + [self.forward[idx], wanted, turn]
+                for (up, low, foot, toe), (_, idx, wanted, turn) in zip(legs, parts)]
+        heel, hip_p, knee_p, ankle_p, q_up, q_low, q_foot, parent_up, forward, wanted, turn = \
+            rows[0] if len(parts) == 1 else [np.concatenate(c) for c in zip(*rows)]
         # The ankle goes where the turned foot puts it.
         spin = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), turn)
         target = soft_reach(hip_p, knee_p, ankle_p, wanted - tf.quat_rotate(spin, heel), min_bend=self.min_bend)
-        d_hip, d_knee = ik.two_bone_ik(hip_p, knee_p, ankle_p, target, self.forward[idx], pole_blend=IK_POLE_BLEND)
+        d_hip, d_knee = ik.two_bone_ik(hip_p, knee_p, ankle_p, target, forward, pole_blend=IK_POLE_BLEND)
         # New world rotations: upper and lower leg turned, the foot keeps its own
         # world orientation (turned by the held heading).
-        up_w = tf.quat_mul(d_hip, world_q[up])
-        low_w = tf.quat_mul(d_knee, world_q[low])
-        foot_w = tf.quat_mul(spin, world_q[foot])
-        parent_up = world_q[sk.parents[up]]
-        # basis = (parent_world * offset)^-1 * world, for rotations.
-        rots[idx, up] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(parent_up, offset_q[up])), up_w)
-        rots[idx, low] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(up_w, offset_q[low])), low_w)
-        rots[idx, foot] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(low_w, offset_q[foot])), foot_w)
+        up_w = tf.quat_mul(d_hip, q_up)
+        low_w = tf.quat_mul(d_knee, q_low)
+        foot_w = tf.quat_mul(spin, q_foot)
+        at = 0
+        for (up, low, foot, _), (_, idx, _, _) in zip(legs, parts):
+            n = slice(at, at + len(idx))
+            at += len(idx)
+            # basis = (parent_world * offset)^-1 * world, for rotations.
+            rots[idx, up] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(parent_up[n], offset_q[up])), up_w[n])
+            rots[idx, low] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(up_w[n], offset_q[low])), low_w[n])
+            rots[idx, foot] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(low_w[n], offset_q[foot])), foot_w[n])
 
 
 IK_POLE_BLEND = 0.15   # a knee off the hip-ankle line by under this share of the thigh bends toward forward
