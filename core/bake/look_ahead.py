@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..maths import same_everywhere, springs
+from ..maths import transforms as tf
 
 
 @dataclass(frozen=True)
@@ -140,9 +141,9 @@ class LookAhead:
         self.contacts = (np.asarray(db.contacts, dtype=bool) if db.contacts is not None
                          else np.zeros((n, 2), dtype=bool))
         self.ahead_contacts = self.contacts[ahead]          # (N, M, 2)
-        self.contact_list = [tuple(r) for r in self.contacts.tolist()]
+        self.contact_list = self.contacts.tolist()          # per row [left, right]
         self.step_list = self.step_xy.tolist()
-        self.played_contacts = None         # (left, right) contact of the row played last
+        self.played_contacts = None         # [left, right] contact of the row played last
         self.played_time = [0, 0]           # per foot: steps in its contact state, at most ``cap``
         self.drift = [[0.0, 0.0], [0.0, 0.0]]   # per foot: how far the root was moved off the played rows' motion
         self.last = None                    # (row, x, y, yaw) of the previous step
@@ -202,9 +203,11 @@ class LookAhead:
         dyaw = springs.wrap_angle(yaw + self.fyaw[rows] - sim_yaw[at])
         dead = self.offsets[None, :] >= self.run[rows][:, None]
         e0 = np.array([px - sim_pos[s, 0], py - sim_pos[s, 1]])
-        return (np.mean(wx * wx + wy * wy, axis=1) / T.path_error_scale ** 2
-                + np.mean(np.maximum(np.abs(dyaw) - self.mend, 0.0) ** 2, axis=1) / T.heading_error_scale ** 2
-                + T.dead_end_cost * np.mean(dead, axis=1)
+        M = len(self.offsets)       # means over the horizon: np.mean's own sum and division, without its overhead
+        return (np.add.reduce(wx * wx + wy * wy, axis=1) / M / T.path_error_scale ** 2
+                + np.add.reduce(np.maximum(np.abs(dyaw) - self.mend, 0.0) ** 2, axis=1) / M
+                / T.heading_error_scale ** 2
+                + T.dead_end_cost * (np.add.reduce(dead, axis=1, dtype=np.float64) / M)
                 + self._stance_drift(rows, np.stack([wx, wy], axis=-1), e0))
 
     def _stance_drift(self, rows, err, e0):
@@ -217,15 +220,14 @@ class LookAhead:
         on = self.contacts[rows]                                       # (K, 2)
         played = np.zeros(2, dtype=bool) if self.played_contacts is None else np.array(self.played_contacts)
         drift = np.where((on & played)[:, :, None], np.asarray(self.drift)[None, :, :], 0.0)   # (K, foot, xy)
-        prev_on, prev_err = on, np.broadcast_to(e0, (K, 2))
-        terms = np.empty((M, K, 2))
-        for j in range(M):
-            now_on = self.ahead_contacts[rows, j]
-            step = (err[:, j] - prev_err)[:, None, :]
-            drift = np.where((now_on & prev_on)[:, :, None], drift + step, 0.0)
-            over = np.maximum(np.linalg.norm(drift, axis=2) - T.stance_drift_free, 0.0) / T.stance_drift_scale
-            terms[j] = np.where(now_on, over * over, 0.0) / M
-            prev_on, prev_err = now_on, err[:, j]
+        ahead = self.ahead_contacts[rows]                               # (K, M, 2)
+        kept = ahead & np.concatenate([on[:, None], ahead[:, :-1]], axis=1)     # in contact then and now
+        steps = np.diff(np.concatenate([np.broadcast_to(e0, (K, 1, 2)), err], axis=1), axis=1)   # (K, M, xy)
+        drifts = np.empty((M, K, 2, 2))
+        for j in range(M):      # each sample's drift carries on from the last while the foot stays planted
+            drift = drifts[j] = np.where(kept[:, j, :, None], drift + steps[:, j, None, :], 0.0)
+        over = np.maximum(tf.row_norm(drifts) - T.stance_drift_free, 0.0) / T.stance_drift_scale   # (M, K, foot)
+        terms = np.where(ahead.transpose(1, 0, 2), over * over, 0.0) / M
         cost = np.zeros(K)
         for f in range(2):
             for j in range(M):
@@ -257,15 +259,17 @@ def tie_order(db):
     return place
 
 
-def smallest(costs, k, order=None):
+def smallest(costs, k, order=None, cut=None):
     """Indices of the ``k`` smallest of ``costs`` (all when fewer), in index order.
     Among equal costs at the cut, those lowest in ``order`` (default: the index)
     are kept, so the set does not depend on how numpy's partition orders ties
-    (its version, the processor)."""
+    (its version, the processor). ``cut``: the k-th smallest cost when the
+    caller has it already."""
     costs = np.asarray(costs)
     if k >= len(costs):
         return np.arange(len(costs))
-    cut = np.partition(costs, k - 1)[k - 1]        # a value: the same on every machine
+    if cut is None:
+        cut = np.partition(costs, k - 1)[k - 1]        # a value: the same on every machine
     below = np.flatnonzero(costs < cut)
     tied = np.flatnonzero(costs == cut)
     if order is not None:

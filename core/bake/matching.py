@@ -108,7 +108,8 @@ class LookAheadMatcher(Matcher):
         self.sim_pos, self.sim_yaw = sim_pos, sim_yaw
         self.ahead = la.LookAhead(db, root_positions, root_quats, allowed, fps, settings.look_ahead.seconds, turn)
         self.rows = np.flatnonzero(allowed)
-        self.features = np.asarray(db.features[self.rows], dtype=np.float64)
+        # One row per feature: the search's sums run across the rows (same_everywhere.column_sums).
+        self.features_t = np.ascontiguousarray(np.asarray(db.features[self.rows], dtype=np.float64).T)
         self.row_clips = db.clip_index[self.rows]
         self.tie = la.tie_order(db)     # ties: lowest frame, then lowest clip
 
@@ -123,9 +124,10 @@ class LookAheadMatcher(Matcher):
 
     def search(self, s, cur, can_continue, root=None):
         qn = self.normalized_query(s, cur)
-        d = self.features - qn
+        d = self.features_t - qn[:, None]
         np.multiply(d, d, out=d)
-        cost = np.add.reduce(d, axis=1)     # a fixed summation order (einsum's depends on the SIMD code)
+        # np.add.reduce's summation order over each row's features (einsum's depends on the SIMD code).
+        cost = same_everywhere.column_sums(d)
         rows = self.rows
         if cur is not None:
             if can_continue:
@@ -156,10 +158,12 @@ class LookAheadMatcher(Matcher):
         extra = self.margin * la.MARGIN_SCALE
         few = la.CANDIDATES * PRUNE_FACTOR
         if len(rows) > few:
-            sub = la.smallest(cost, few, self.tie[rows])    # in row order; ties kept as among all rows
+            # The few-th and next smallest costs from one partition (values: the same on every machine).
+            cut, after = np.partition(cost, (few - 1, few))[few - 1:few + 1]
+            sub = la.smallest(cost, few, self.tie[rows], cut)    # in row order; ties kept as among all rows
             total = cost[sub] + self.ahead.jump_cost(rows[sub], cur) + extra
             kth = np.partition(total, la.CANDIDATES - 1)[la.CANDIDATES - 1]
-            if np.partition(cost, few)[few] + la.JUMP_COST + extra > kth:
+            if after + la.JUMP_COST + extra > kth:
                 return rows[sub], total
         return rows, cost + self.ahead.jump_cost(rows, cur) + extra
 

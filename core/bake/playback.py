@@ -27,11 +27,13 @@ class Played:
     states: list = None          # PlayState every SNAPSHOT_EVERY steps (to go on from one)
 
 
-def sharp_change(want_v, v, settings):
-    """Has the wanted velocity changed speed or turned enough to search at once?"""
-    turn = math.atan2(float(want_v[0] * v[1] - want_v[1] * v[0]), float(want_v[0] * v[0] + want_v[1] * v[1]))
-    return (abs(np.hypot(*v) - np.hypot(*want_v)) > settings.search.force_search_speed
-            or (np.hypot(*v) > 0.3 and np.hypot(*want_v) > 0.3 and abs(turn) > settings.search.force_search_angle))
+def sharp_change(want_v, want_speed, v, speed, settings):
+    """Has the wanted velocity changed speed or turned enough to search at once?
+    ``want_v``, ``v``: (x, y) velocities, Python floats; ``want_speed``, ``speed``
+    their lengths (np.hypot, computed for every step at once)."""
+    turn = math.atan2(want_v[0] * v[1] - want_v[1] * v[0], want_v[0] * v[0] + want_v[1] * v[1])
+    return (abs(speed - want_speed) > settings.search.force_search_speed
+            or (speed > 0.3 and want_speed > 0.3 and abs(turn) > settings.search.force_search_angle))
 
 
 @dataclass
@@ -41,7 +43,7 @@ class PlayState:
     history) and the time warp's; enough to go on from there."""
 
     s: int
-    own: tuple              # (row playing, x, y, yaw, last search step, wanted velocity, rate)
+    own: tuple              # (row playing, x, y, yaw, last search step, wanted velocity and speed, rate)
     matcher: object
     warp: object
 
@@ -68,11 +70,14 @@ def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps,
     root_yaw = np.empty(S)
     interval = max(1, int(round(settings.search.search_interval * fps)))
     phase, rates = (None, None) if warp is None else (np.zeros(S), np.ones(S))
+    vel = np.asarray(sim_vel[:, :2], dtype=np.float64)
+    speed = np.hypot(vel[:, 0], vel[:, 1]).tolist()     # the same bits as np.hypot step by step
+    vel = vel.tolist()
     states = []
     if resume is None:
         first = 0
         cur, px, py, yaw = None, float(sim_pos[0, 0]), float(sim_pos[0, 1]), float(sim_yaw[0])
-        last_search, want_v, rate = -interval, sim_vel[0, :2].copy(), 1.0
+        last_search, want_v, want_speed, rate = -interval, vel[0], speed[0], 1.0
     else:
         state, before = resume
         first = state.s
@@ -82,8 +87,7 @@ def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps,
             if mine is not None:
                 mine[:first] = theirs[:first]
         states = [k for k in before.states if k.s <= first]
-        cur, px, py, yaw, last_search, want_v, rate = state.own
-        want_v = want_v.copy()
+        cur, px, py, yaw, last_search, want_v, want_speed, rate = state.own
         matcher.restore(state.matcher)
         if warp is not None:
             warp.restore(state.warp)
@@ -91,7 +95,7 @@ def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps,
         if s % 256 == 0:
             yield 0.8 * s / S
         if s % SNAPSHOT_EVERY == 0 and (resume is None or s > first):   # the state at ``first`` is kept
-            states.append(PlayState(s, (cur, px, py, yaw, last_search, want_v.copy(), rate), matcher.state(),
+            states.append(PlayState(s, (cur, px, py, yaw, last_search, want_v, want_speed, rate), matcher.state(),
                                     None if warp is None else warp.state()))
         if cur is not None:
             rate = 1.0 if warp is None else warp.step_rate(s, cur)
@@ -101,13 +105,13 @@ def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps,
             else:
                 cur = warp.advance(cur)
         px, py, yaw = root.clamped(px, py, yaw, ctrl[s], sim_yaw[s])
-        v = sim_vel[s, :2]
         at_end = cur is not None and (nxt[cur] == cur or not matcher.playable[cur])
-        if cur is None or s - last_search >= interval or sharp_change(want_v, v, settings) or at_end:
+        if cur is None or s - last_search >= interval or at_end \
+                or sharp_change(want_v, want_speed, vel[s], speed[s], settings):
             best, best_cost = matcher.search(s, cur, cur is not None and not at_end, (px, py, yaw))
             searched[s] = True
             last_search = s
-            want_v = v.copy()
+            want_v, want_speed = vel[s], speed[s]
             cost[s] = best_cost
             same_clip = cur is not None and db.clip_index[best] == db.clip_index[cur]
             if cur is None or not (same_clip and keep_playing(cur, best, True, settings.search.keep_window)) \

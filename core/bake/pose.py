@@ -7,7 +7,8 @@ from dataclasses import replace
 import numpy as np
 
 from ..maths import transforms as tf
-from ..maths.springs import decay_spring
+from ..maths import same_everywhere
+from ..maths.springs import halflife_to_damping, spring_floats
 from ..skeleton import virtual_root as vr
 from . import time_warp as twp
 from .rows import angular_velocities_of, next_rows
@@ -57,8 +58,11 @@ def inertialize(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps, ha
         # The jump's own step shows the whole offset (what was playing, one data
         # step on); the fade starts from there (the last value carries on).
         t = np.arange(0, b - a + 1) * dt
-        xs, vs = decay_spring(x[None], v[None], halflife, t[:, None, None])
-        ps, pvs = decay_spring(px[None], pv[None], halflife, t[:, None])
+        # decay_spring of the rotations and of the hips' location: one decay factor for both.
+        y = halflife_to_damping(halflife)
+        e = same_everywhere.exp(-y * t)
+        xs, vs = spring_floats(x[None], v[None], 0.0, y, e[:, None, None], t[:, None, None])
+        ps, pvs = spring_floats(px[None], pv[None], 0.0, y, e[:, None], t[:, None])
         rots[a:b] = tf.quat_mul(tf.quat_from_rotvec(xs[:-1]), rots[a:b])
         locs[a:b, hips] += ps[:-1]
         x, v, px, pv = xs[-1], vs[-1], ps[-1], pvs[-1]
@@ -76,6 +80,18 @@ def pose_root_bone(skeleton, locs, rots, root_pos, root_yaw):
     return root_quat
 
 
-def forward_kinematics(skeleton, locs, rots):
-    """Armature-space bone matrices (S, J, 4, 4) of pose channels (S, J, 3) and (S, J, 4)."""
-    return tf.pose_fk(skeleton.parents, None, tf.compose(locs, tf.quat_to_matrix(rots)), skeleton.offsets)
+def forward_kinematics(skeleton, locs, rots, joints=None):
+    """Armature-space bone matrices (S, J, 4, 4) of pose channels (S, J, 3) and (S, J, 4).
+    ``joints`` (default all): only these bones and their ancestors are computed
+    (the others are NaN); each computed one is what the whole pose gives, bit for bit."""
+    if joints is None:
+        return tf.pose_fk(skeleton.parents, None, tf.compose(locs, tf.quat_to_matrix(rots)), skeleton.offsets)
+    need = tf.with_ancestors(skeleton.parents, joints)
+    basis = np.empty(np.shape(locs)[:2] + (4, 4))      # the joints not computed are never read
+    basis[:, need] = tf.compose(np.asarray(locs)[:, need], tf.quat_to_matrix(np.asarray(rots)[:, need]))
+    return tf.pose_fk(skeleton.parents, None, basis, skeleton.offsets, joints=need)
+
+
+def leg_joints(skeleton):
+    """Every joint of the skeleton's legs (hip joint, knee, ankle, toe)."""
+    return [j for leg in skeleton.legs for j in leg]

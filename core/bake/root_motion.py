@@ -29,21 +29,23 @@ class RootMotion:
         # The fastest turn a step may take (the data's own, corrections included).
         self.turn_cap = float(np.percentile(np.abs(self.dyaw), TURN_PERCENTILE)) if settings.root.turn_like_data \
             else np.inf
+        # The same numbers as Python floats, read once per step.
+        self._steps = [(x, y, a, sh) for (x, y), a, sh in zip(self.dpos[:, :2].tolist(), self.dyaw.tolist(),
+                                                               self.share.tolist())]
 
     def advance(self, px, py, yaw, row, sim_xy, sim_yaw, rate=1.0):
         """One step along the row being left: its own root motion (times the
         time warp's ``rate``), in our frame, then the pull toward the spring
         character (at most ratio * own motion)."""
         c, sn = np.cos(yaw), np.sin(yaw)
-        lx, ly = self.dpos[row, 0], self.dpos[row, 1]
-        dyaw_row = self.dyaw[row]
+        lx, ly, dyaw_row, share = self._steps[row]
         if rate != 1.0:
             lx, ly, dyaw_row = lx * rate, ly * rate, dyaw_row * rate
         vx, vy = c * lx - sn * ly, sn * lx + c * ly
         px += vx
         py += vy
         yaw += dyaw_row
-        alpha, ratio = self.alpha, self.ratio * self.share[row]
+        alpha, ratio = self.alpha, self.ratio * share
         ax, ay = (sim_xy[0] - px) * alpha, (sim_xy[1] - py) * alpha
         limit = ratio * np.hypot(vx, vy)
         mag = np.hypot(ax, ay)
@@ -51,9 +53,9 @@ class RootMotion:
             ax, ay = ax * limit / max(mag, 1e-12), ay * limit / max(mag, 1e-12)
         px += ax
         py += ay
-        dyw = springs.wrap_angle(sim_yaw - yaw)
+        dyw = springs.wrap_float(float(sim_yaw - yaw))
         limit_a = ratio * abs(dyaw_row) + self.turn_floor
-        step_a = float(np.clip(dyw * alpha, -limit_a, limit_a))
+        step_a = float(min(max(dyw * alpha, -limit_a), limit_a))     # np.clip's value, without numpy
         yaw += capped_turn(dyaw_row, step_a, self.turn_cap) - dyaw_row
         return px, py, yaw
 
@@ -66,9 +68,9 @@ class RootMotion:
         d = np.hypot(ex, ey)
         if d > clamp:
             px, py = ctrl_xy[0] + ex * clamp / d, ctrl_xy[1] + ey * clamp / d
-        dyw = springs.wrap_angle(yaw - sim_yaw)
+        dyw = springs.wrap_float(float(yaw - sim_yaw))
         if abs(dyw) > self.clamp_a:
-            yaw = sim_yaw + np.sign(dyw) * self.clamp_a
+            yaw = sim_yaw + (1.0 if dyw > 0.0 else -1.0) * self.clamp_a
         return px, py, yaw
 
 

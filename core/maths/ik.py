@@ -22,17 +22,17 @@ import numpy as np
 
 from . import same_everywhere
 
-from .transforms import matrix_to_quat, quat_rotate
+from .transforms import cross3, matrix_to_quat, quat_rotate, row_norm
 
 _TINY = 1e-12
 
 
 def _norm(v):
-    return np.linalg.norm(v, axis=-1, keepdims=True)
+    return row_norm(v, keepdims=True)
 
 
 def _dot(a, b):
-    return np.sum(a * b, axis=-1, keepdims=True)
+    return np.add.reduce(a * b, axis=-1, keepdims=True)     # np.sum's sum, without its overhead
 
 
 def _unit(v, fallback):
@@ -47,7 +47,7 @@ def _any_perpendicular(u):
     x = np.array([1.0, 0.0, 0.0])
     y = np.array([0.0, 1.0, 0.0])
     helper = np.where(np.abs(u[..., :1]) < 0.9, x, y)
-    c = np.cross(u, helper)
+    c = cross3(u, helper)
     return c / _norm(c)
 
 
@@ -60,14 +60,14 @@ def _perp_unit(v, u):
 def _rotate(v, axis, angle):
     """Rodrigues: rotate ``v`` about unit ``axis`` by ``angle`` (..., 1)."""
     c, s = np.cos(angle), np.sin(angle)
-    return v * c + np.cross(axis, v) * s + axis * _dot(axis, v) * (1.0 - c)
+    return v * c + cross3(axis, v) * s + axis * _dot(axis, v) * (1.0 - c)
 
 
 def _frame(e, n):
     """Rotation matrix whose columns are ``e``, the part of ``n`` perpendicular to
     ``e`` (normalised) and their cross product. ``e`` is unit."""
     n = _perp_unit(n, e)
-    return np.stack([e, n, np.cross(e, n)], axis=-1)
+    return np.stack([e, n, cross3(e, n)], axis=-1)
 
 
 def two_bone_ik(hip, knee, ankle, target, pole, max_extension=0.9999,
@@ -117,16 +117,16 @@ def two_bone_ik(hip, knee, ankle, target, pole, max_extension=0.9999,
         own = own / np.maximum(_norm(own), 1.0)        # its share: up to 1 at pole_blend * thigh off the line
         w0 = _unit(own + (1.0 - _norm(own)) * side_p, side_p)
     w0 = _perp_unit(w0, u0)  # exact orthogonality, whichever branch
-    n0 = np.cross(u0, w0)  # hinge axis
+    n0 = cross3(u0, w0)  # hinge axis
 
     # Swing: the smallest rotation taking u0 to the target direction u.
     to_target = target - hip
     u = _unit(to_target, u0)
-    axis = np.cross(u0, u)
+    axis = cross3(u0, u)
     angle = same_everywhere.arctan2(_norm(axis), _dot(u0, u))
     axis = _unit(axis, n0)  # u == -u0: turn within the bend plane
     w = _perp_unit(_rotate(w0, axis, angle), u)
-    n = np.cross(u, w)
+    n = cross3(u, w)
 
     # Law of cosines for the angle at the hip between the thigh and hip-to-ankle.
     reach = max_extension * (a + b)

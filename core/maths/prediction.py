@@ -41,11 +41,12 @@ def predict_future(state, controller_pos, controller_facing, frame, dt,
     rests = np.maximum(times - n_steps * dt, 0.0)
     n_max = int(n_steps.max()) if len(times) else 0
     goal_p, goal_y = goals.at(frame + 1 + np.arange(n_max + 1))
+    goal_p, goal_y = goal_p.tolist(), goal_y.tolist()
 
     out_p = np.empty((len(times), 3))
     out_y = np.empty(len(times))
-    pos = np.asarray(state.position, dtype=np.float64)
-    vel = np.asarray(state.velocity, dtype=np.float64)
+    pos = np.asarray(state.position, dtype=np.float64).tolist()
+    vel = np.asarray(state.velocity, dtype=np.float64).tolist()
     yaw, rate = float(state.yaw), float(state.yaw_rate)
     k = 0
     for idx in np.argsort(n_steps, kind="stable"):
@@ -54,7 +55,7 @@ def predict_future(state, controller_pos, controller_facing, frame, dt,
             k += 1
         if rests[idx] > 1e-12:
             out_p[idx], _, out_y[idx], _ = goals.advance(pos, vel, yaw, rate, goal_p[k],
-                                                         goal_y[k], rests[idx])
+                                                         goal_y[k], float(rests[idx]))
         else:
             out_p[idx], out_y[idx] = pos, yaw
     return out_p, yaw_to_facing(out_y)

@@ -90,6 +90,24 @@ def critical_spring(x, v, goal, halflife, dt):
     return e * (j0 + j1 * dt) + g, e * (v - j1 * y * dt)
 
 
+def spring_floats(x, v, goal, y, e, dt):
+    """One step of :func:`critical_spring` on plain Python floats, given its rate
+    ``y`` and ``e = exp(-y dt)``: the same operations in the same order, so the
+    same bits, without numpy's cost on a single number (called every step).
+    Arrays that broadcast work too (several springs sharing one ``e``)."""
+    j0 = x - goal
+    j1 = v + j0 * y
+    return e * (j0 + j1 * dt) + goal, e * (v - j1 * y * dt)
+
+
+def step_decay(halflife, dt):
+    """``(y, e)`` of a spring with ``halflife`` stepped by ``dt`` (as :func:`critical_spring`
+    computes them), for :func:`spring_floats`."""
+    y = halflife_to_damping(float(halflife))
+    dt = _check_dt(float(dt))
+    return y, same_everywhere.exp_float(-y * dt)
+
+
 def decay_spring(x, v, halflife, dt):
     """A critically damped spring whose goal is zero; returns ``(x', v')``.
 
@@ -106,6 +124,15 @@ def wrap_angle(a):
     """Angles in radians wrapped to ``[-pi, pi)``."""
     a = np.asarray(a, dtype=np.float64)
     return np.mod(a + np.pi, 2.0 * np.pi) - np.pi
+
+
+TWO_PI = 2.0 * math.pi
+
+
+def wrap_float(a):
+    """:func:`wrap_angle` of one Python float (Python's ``%`` on floats is numpy's
+    ``mod``: C ``fmod`` moved to the divisor's sign; the same bits)."""
+    return (a + math.pi) % TWO_PI - math.pi
 
 
 def yaw_spring(yaw, yaw_rate, goal_yaw, halflife, dt):
@@ -274,6 +301,7 @@ class ControllerGoals:
         self.shift_pos = lead_pos / self.dt
         self.shift_rot = lead_rot / self.dt
         self.yaws = controller_yaws(self.pos, controller_facing, self.dt)
+        self._decay_cache = {}
 
     def at(self, frames):
         frames = np.asarray(frames, dtype=np.float64)
@@ -289,9 +317,22 @@ class ControllerGoals:
         return CharacterState(p[0].copy(), np.zeros(3), float(yaws[0]), 0.0)
 
     def advance(self, pos, vel, yaw, rate, goal_pos, goal_yaw, span):
-        pos, vel = critical_spring(pos, vel, goal_pos, self.halflife_pos, span)
-        yaw, rate = yaw_spring(yaw, rate, goal_yaw, self.halflife_rot, span)
-        return pos, vel, float(yaw), float(rate)
+        """One step of ``span`` seconds: :func:`critical_spring` on the position and
+        :func:`yaw_spring` on the yaw, computed on Python floats (the same bits).
+        ``pos``, ``vel``, ``goal_pos``: 3 numbers each; returns lists and floats."""
+        (yp, ep), (yr, er) = self._decays(span)
+        pv = [spring_floats(x, v, g, yp, ep, span) for x, v, g in zip(pos, vel, goal_pos)]
+        d = wrap_float(yaw - goal_yaw)
+        d_new, rate = spring_floats(d, rate, 0.0, yr, er, span)
+        return [p for p, _ in pv], [v for _, v in pv], yaw + (d_new - d), rate
+
+    def _decays(self, span):
+        """The position and yaw springs' ``(y, e)`` for a step of ``span`` (cached)."""
+        cached = self._decay_cache.get(span)
+        if cached is None:
+            cached = (step_decay(self.halflife_pos, span), step_decay(self.halflife_rot, span))
+            self._decay_cache[span] = cached
+        return cached
 
 
 def simulate_character(controller_pos, controller_facing, dt, halflife_pos=0.25,
@@ -327,25 +368,27 @@ def simulate_character(controller_pos, controller_facing, dt, halflife_pos=0.25,
     t = len(goals.pos)
     goal_p, goal_y = goals.at(np.arange(1, t))
     start = np.concatenate([s.position, s.velocity, [s.yaw, s.yaw_rate]]).astype(np.float64)
-
-    out_p, out_v = np.empty((t, 3)), np.empty((t, 3))
-    out_y, out_r = np.empty(t), np.empty(t)
-    pos = np.asarray(s.position, dtype=np.float64)
-    vel = np.asarray(s.velocity, dtype=np.float64)
-    yaw, rate = float(s.yaw), float(s.yaw_rate)
     first = _same_steps(previous, (goal_p, goal_y, start), halflife_pos, halflife_rot, dt)
     if first:
         # Steps up to ``first`` followed the same goals from the same start: copied.
-        for mine, theirs in ((out_p, previous.positions), (out_v, previous.velocities), (out_y, previous.yaws),
-                             (out_r, previous.yaw_rates)):
-            mine[:first + 1] = theirs[:first + 1]
-        pos, vel, yaw, rate = out_p[first].copy(), out_v[first].copy(), float(out_y[first]), float(out_r[first])
-    for i in range(first, t):
-        out_p[i], out_v[i], out_y[i], out_r[i] = pos, vel, yaw, rate
-        if i + 1 < t:
-            pos, vel, yaw, rate = goals.advance(pos, vel, yaw, rate, goal_p[i], goal_y[i],
-                                                goals.dt)
-    return SimulatedPath(out_p, out_v, out_y, out_r, goals=(goal_p, goal_y, start, halflife_pos, halflife_rot, dt))
+        out_p, out_v = previous.positions[:first + 1].tolist(), previous.velocities[:first + 1].tolist()
+        out_y, out_r = previous.yaws[:first + 1].tolist(), previous.yaw_rates[:first + 1].tolist()
+    else:
+        out_p = [np.asarray(s.position, dtype=np.float64).tolist()]
+        out_v = [np.asarray(s.velocity, dtype=np.float64).tolist()]
+        out_y, out_r = [float(s.yaw)], [float(s.yaw_rate)]
+    pos, vel, yaw, rate = out_p[-1], out_v[-1], out_y[-1], out_r[-1]
+    gp, gy = goal_p.tolist(), goal_y.tolist()
+    for i in range(first, t - 1):
+        pos, vel, yaw, rate = goals.advance(pos, vel, yaw, rate, gp[i], gy[i], goals.dt)
+        out_p.append(pos)
+        out_v.append(vel)
+        out_y.append(yaw)
+        out_r.append(rate)
+    return SimulatedPath(np.array(out_p, dtype=np.float64).reshape(t, 3),
+                         np.array(out_v, dtype=np.float64).reshape(t, 3),
+                         np.array(out_y, dtype=np.float64), np.array(out_r, dtype=np.float64),
+                         goals=(goal_p, goal_y, start, halflife_pos, halflife_rot, dt))
 
 
 def _same_steps(previous, goals, halflife_pos, halflife_rot, dt):

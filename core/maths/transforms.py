@@ -9,12 +9,34 @@ import numpy as np
 from . import same_everywhere
 
 # ----------------------------------------------------------------------------
+# Vectors: numpy's own results without its per-call overhead (small arrays, many calls)
+
+
+def cross3(a, b):
+    """``np.cross`` of float64 vectors (..., 3): the same products and differences
+    (``a1 b2 - a2 b1``, ...), so the same bits."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = a1 * b2 - a2 * b1
+    out[..., 1] = a2 * b0 - a0 * b2
+    out[..., 2] = a0 * b1 - a1 * b0
+    return out
+
+
+def row_norm(v, keepdims=False):
+    """``np.linalg.norm(v, axis=-1)`` of float64 ``v``: the same sum of squares
+    (``add.reduce`` over the last axis), so the same bits."""
+    return np.sqrt(np.add.reduce(v * v, axis=-1, keepdims=keepdims))
+
+
+# ----------------------------------------------------------------------------
 # Quaternions
 
 
 def quat_normalize(q):
     q = np.asarray(q, dtype=np.float64)
-    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+    return q / row_norm(q, keepdims=True)
 
 
 def quat_conjugate(q):
@@ -43,8 +65,8 @@ def quat_rotate(q, v):
     w = q[..., :1]
     u = q[..., 1:]
     # v' = v + 2w (u x v) + 2 u x (u x v), the expanded sandwich product.
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
+    t = 2.0 * cross3(u, v)
+    return v + w * t + cross3(u, t)
 
 
 def quat_unroll(q, axis=0):
@@ -250,7 +272,18 @@ def axis_conversion_matrix(from_forward="Y", from_up="Z", to_forward="Y", to_up=
 # Forward kinematics of an armature
 
 
-def pose_fk(parents, rest, basis, offsets=None):
+def with_ancestors(parents, joints):
+    """``joints`` and every ancestor of theirs, sorted (parents come first)."""
+    need = set()
+    for j in joints:
+        j = int(j)
+        while j >= 0 and j not in need:
+            need.add(j)
+            j = int(parents[j])
+    return sorted(need)
+
+
+def pose_fk(parents, rest, basis, offsets=None, joints=None):
     """Armature-space pose matrices of every bone on every frame.
 
     ``parents`` (J,) parent index or -1, parents before children;
@@ -262,15 +295,20 @@ def pose_fk(parents, rest, basis, offsets=None):
     the two agree exactly in theory but not in float32 for bones that point
     almost straight along the axis the roll is measured from, so pass
     ``offsets`` (J, 4, 4) read from Blender (see armature_data.rest_offsets)
-    to reproduce its poses to the last digits.
+    to reproduce its poses to the last digits. ``joints`` (default all): only
+    these bones and their ancestors are computed, the others are NaN.
     """
     parents = np.asarray(parents)
     rest = np.asarray(rest, dtype=np.float64)
     basis = np.asarray(basis, dtype=np.float64)
     if offsets is None:
         offsets = rest_offsets_from_matrices(parents, rest)
-    out = np.empty_like(basis)
-    for j, p in enumerate(parents):
+    if joints is None:
+        out, order = np.empty_like(basis), range(len(parents))
+    else:       # the others are left NaN (the same arrays' shapes, so the same matrix products)
+        out, order = np.full_like(basis, np.nan), with_ancestors(parents, joints)
+    for j in order:
+        p = parents[j]
         if p < 0:
             out[:, j] = offsets[j] @ basis[:, j]
         else:

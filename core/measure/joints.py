@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..bake import pipeline as core_bake
+from ..bake.pose import leg_joints
 from ..errors import MotionMatchingError
 from ..maths.resample import resample
 from ..skeleton import humanoid_map
@@ -79,14 +80,14 @@ def upper_arms(skeleton):
 def skeleton_joints(skeleton, locs, rots, fps, contacts, scale=1.0):
     """A :class:`core.measure.bake_quality.Joints` of pose channels (T, J, 3),
     (T, J, 4) in armature space (times ``scale``); the skeleton has two legs."""
-    pose = core_bake.forward_kinematics(skeleton, locs, rots)
+    arms = upper_arms(skeleton)
+    pose = core_bake.forward_kinematics(skeleton, locs, rots, [skeleton.hips] + leg_joints(skeleton) + (arms or []))
     heads = pose[:, :, :3, 3] * scale
     legs = skeleton.legs
 
     def pair(k):
         return heads[:, [legs[0][k], legs[1][k]]]
 
-    arms = upper_arms(skeleton)
     return Joints(fps=float(fps), hips=heads[:, skeleton.hips], hip_joints=pair(0), ankles=pair(2),
                   toes=pair(3), contacts=np.asarray(contacts, dtype=bool),
                   shoulders=heads[:, arms] if arms else None)

@@ -39,6 +39,7 @@ from typing import Optional
 import numpy as np
 
 from ..bake import pipeline as core_bake
+from ..bake.pose import leg_joints
 from ..maths.resample import resample, sample_positions
 from . import bake_quality
 from . import path_metrics as pm
@@ -304,7 +305,7 @@ def _bake_figures(take, skeleton, result, baked, seconds, path_scale):
     ctrl = result.controller
     d = np.linalg.norm((result.root_pos * path_scale)[:, :2] - (ctrl * path_scale)[:, :2], axis=1)
     toes, ankles = core_bake.leg_points(skeleton, core_bake.forward_kinematics(
-        skeleton, result.locations, result.rotations))
+        skeleton, result.locations, result.rotations, leg_joints(skeleton)))
     searches = int(result.searched.sum())
     costs = result.cost[result.searched]
     search_frames = frames[0] + np.flatnonzero(result.searched) * result.dt * sfps

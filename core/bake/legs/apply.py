@@ -6,7 +6,7 @@ import numpy as np
 from ...maths import springs
 from ...maths import transforms as tf
 from ...measure import path_metrics
-from ..pose import forward_kinematics
+from ..pose import forward_kinematics, leg_joints
 from . import foot_lock as fl
 from . import leg_release as lr
 from . import stride_warp as sw
@@ -21,13 +21,14 @@ def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, spe
     (S, 4) the character's yaw (the knees' forward), ``speeds`` (S, 2) the take's
     toe speeds (lock by data) or None. Returns (rotations, locked (S, 2), lock
     count, toe positions (S, 2, 3))."""
-    pose = forward_kinematics(skeleton, locs, rots)
+    pose = forward_kinematics(skeleton, locs, rots, leg_joints(skeleton))
     S = len(locs)
     locked = np.zeros((S, 2), dtype=bool)
     count = 0
     legs = LegSolver(skeleton, pose, tf.quat_rotate(root_quat, np.array([0.0, -1.0, 0.0])), settings.legs.knee_min_bend)
     graded_floor = settings.toe_floor is not None and settings.legs.toe_floor_rate > 0
     toes_out = np.empty((S, 2, 3))
+    in_joints = []
     for side, (up, low, foot, toe) in enumerate(skeleton.legs):
         toe_pos = pose[:, toe, :3, 3]
         heel = toe_pos - pose[:, foot, :3, 3]
@@ -43,7 +44,7 @@ def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, spe
                 unlock_distance=settings.foot_lock.unlock_distance, blend_halflife=settings.foot_lock.lock_blend_halflife)
             count += n
             if settings.foot_lock.release_in_joints:
-                lock_in_joint_space(legs, side, locs, rots, locked[:, side], heading, dt, settings)
+                in_joints.append((side, heading))     # the legs are independent: both done together below
                 continue
             wanted = held[:, :3]
             if settings.foot_lock.lock_on_contact:
@@ -58,19 +59,36 @@ def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, spe
             idx = np.flatnonzero(move)
             legs.solve(rots, side, idx, wanted[idx], turn[idx])
             toes_out[idx, side] = wanted[idx]
+    if in_joints:
+        lock_in_joint_space(legs, locs, rots, [(side, locked[:, side], heading) for side, heading in in_joints], dt,
+                            settings)
     if graded_floor or settings.foot_lock.release_in_joints:
         toes_out = lift_toes(skeleton, locs, rots, root_quat, settings.toe_floor,
                               settings.legs.toe_floor_rate * dt if graded_floor else 0.0, settings.legs.knee_min_bend)
     return rots, locked, count, toes_out
 
 
-def lock_in_joint_space(legs, side, locs, rots, locked, heading, dt, settings):
+def lock_in_joint_space(legs, locs, rots, sides, dt, settings):
+    """:func:`joint_space_locks` of each ``(side, locked (S,), heading (S,))`` of
+    ``sides``, run side by side: the legs do not touch each other's joints, so
+    each round's IK solves of all legs are made in one call (``legs.solve_many``)."""
+    runs = [joint_space_locks(legs, side, locs, rots, locked, heading, dt, settings)
+            for side, locked, heading in sides]
+    asks = [next(run, None) for run in runs]
+    while any(a is not None for a in asks):
+        legs.solve_many(rots, [a for a in asks if a is not None])
+        asks = [None if a is None else next(run, None) for run, a in zip(runs, asks)]
+
+
+def joint_space_locks(legs, side, locs, rots, locked, heading, dt, settings):
     """Foot lock of one leg with the release blended in the leg's joint rotations
     (core.bake.legs.leg_release): each lock pins the toe where the leg is on its first
     step (as if still free) and holds it by IK; after it, the IK's correction of
     thigh, shin and foot decays to the animation. ``rots`` changes in place.
     Each release needs only its lock's last two steps solved, so the rest of
-    every lock is solved at once at the end."""
+    every lock is solved at once at the end. A generator: it yields each IK
+    solve it needs, ``(side, steps, toe targets, foot turns)``, to be made
+    (into ``rots``) before it is resumed."""
     sk, pose = legs.skeleton, legs.pose
     up, low, foot, toe = sk.legs[side]
     bones, chain = [up, low, foot], [up, low, foot, toe]
@@ -96,19 +114,19 @@ def lock_in_joint_space(legs, side, locs, rots, locked, heading, dt, settings):
             wanted[:, 2] = pose[idx, toe, 2, 3]        # the data's height; place and heading held
             turn = springs.wrap_angle(lr.toe_heading(heads[0, 3], heads[0, 2]) - heading[idx])
         tail = max(end - 2, first) - first
-        legs.solve(rots, side, idx[tail:], wanted[tail:], turn[tail:])
+        yield side, idx[tail:], wanted[tail:], turn[tail:]
         held.append((idx[:tail], wanted[:tail], turn[:tail]))
         c = lr.corrections(rots[first + tail:end][:, bones], anim[first + tail:end])
         since, c0, v0 = end, c[-1], lr.first_derivative(c, dt)
     if held:
-        legs.solve(rots, side, *(np.concatenate(parts) for parts in zip(*held)))
+        yield (side, *(np.concatenate(parts) for parts in zip(*held)))
 
 
 def lift_toes(skeleton, locs, rots, root_quat, floor, rate, min_bend=0.0):
     """Toes kept above ``floor`` (None: none) by IK lifts that change by at most
     ``rate`` metres a step (0: exactly the depth, core.bake.legs.leg_release.floor_lift).
     ``rots`` changes in place; returns the toes (S, 2, 3)."""
-    pose = forward_kinematics(skeleton, locs, rots)
+    pose = forward_kinematics(skeleton, locs, rots, leg_joints(skeleton))
     toes, _ = leg_points(skeleton, pose)
     if floor is None:
         return toes
@@ -133,7 +151,7 @@ def warp_strides(skeleton, locs, rots, root_quat, played, row_steps, dt, min_ben
                                                            played.rows), dt, played.jumped, rate=rate)
     if np.abs(k - 1.0).max() < 1e-6:
         return
-    pose = forward_kinematics(skeleton, locs, rots)
+    pose = forward_kinematics(skeleton, locs, rots, leg_joints(skeleton))
     toes, _ = leg_points(skeleton, pose)
     wanted = sw.warped_toes(toes, played.root_pos, k, u)
     legs = LegSolver(skeleton, pose, tf.quat_rotate(root_quat, np.array([0.0, -1.0, 0.0])), min_bend)

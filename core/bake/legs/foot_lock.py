@@ -33,7 +33,7 @@ neither jumps nor suddenly starts moving.
 import numpy as np
 
 from ...errors import MotionMatchingError
-from ...maths.springs import decay_spring
+from ...maths.springs import spring_floats, step_decay
 
 
 class FootLockError(MotionMatchingError):
@@ -57,6 +57,7 @@ class FootLock:
         self.relock_offset = float(relock_offset)
         self.on_contact = bool(on_contact)
         self.lock_count = 0
+        self._rate_for, self._rate = None, None     # the decay's (y, e) for one dt
         self.reset()
 
     def reset(self):
@@ -86,6 +87,17 @@ class FootLock:
         if not np.all(np.isfinite(toe)):
             raise FootLockError("The toe position contains values that are not numbers.")
         return self._advance(contact, toe, toe_speed, dt)
+
+    def _decay(self, dt):
+        """The release offset one step of ``dt`` on: :func:`decay_spring` computed
+        on Python floats (the same bits; numpy costs more than the sum on 4 numbers)."""
+        if self._rate_for != dt:
+            self._rate_for, self._rate = dt, step_decay(self.blend_halflife, dt)
+        y, e = self._rate
+        off, vel = self.offset, self.offset_vel
+        pv = [spring_floats(x, v, 0.0, y, e, dt) for x, v in zip(off if type(off) is list else off.tolist(),
+                                                                  vel if type(vel) is list else vel.tolist())]
+        return [p for p, _ in pv], [v for _, v in pv]      # lists between decays; numpy takes them as they are
 
     def _advance(self, contact, toe, toe_speed, dt):
         """:meth:`step` on checked input (``toe`` a finite float64 vector)."""
@@ -123,8 +135,7 @@ class FootLock:
             self.pinned = None
             return toe + self.offset, False
 
-        self.offset, self.offset_vel = decay_spring(self.offset, self.offset_vel,
-                                                    self.blend_halflife, dt)
+        self.offset, self.offset_vel = self._decay(dt)
         wanted = toe + self.offset
         if contact and ((self.on_contact and not self._wait_lift) or (speed < self.lock_speed
                                             and np.linalg.norm(self.offset[:3]) < self.relock_offset)):

@@ -15,30 +15,50 @@ class LegSolver:
 
     def __init__(self, skeleton, pose, forward, min_bend=0.0):
         self.skeleton, self.pose, self.forward, self.min_bend = skeleton, pose, forward, min_bend
-        self.world_q = tf.matrix_to_quat(pose[:, :, :3, :3])
+        self._world_q = {}
         self.offset_q = tf.matrix_to_quat(skeleton.offsets[:, :3, :3])
+
+    def world_q(self, joint):
+        """(S, 4) world rotations of ``joint`` on every step (made when first asked;
+        the IK needs the legs and their parents only)."""
+        q = self._world_q.get(joint)
+        if q is None:
+            q = self._world_q[joint] = tf.matrix_to_quat(self.pose[:, joint, :3, :3])
+        return q
 
     def solve(self, rots, side, idx, wanted, turn):
         """Pose channels ``rots`` of leg ``side`` on steps ``idx`` (in place) so the
         toe reaches ``wanted`` (n, 3) with the foot turned by ``turn`` (n,)."""
-        sk, pose, world_q, offset_q = self.skeleton, self.pose, self.world_q, self.offset_q
-        up, low, foot, toe = sk.legs[side]
-        heel = pose[idx, toe, :3, 3] - pose[idx, foot, :3, 3]
-        hip_p, knee_p, ankle_p = (pose[idx, b, :3, 3] for b in (up, low, foot))
+        self.solve_many(rots, [(side, idx, wanted, turn)])
+
+    def solve_many(self, rots, parts):
+        """:meth:`solve` of each ``(side, idx, wanted, turn)`` of ``parts``, by one IK
+        over all their steps (each step's maths is its own, so each result is
+        what solving its part alone gives, bit for bit)."""
+        sk, pose, offset_q = self.skeleton, self.pose, self.offset_q
+        legs = [sk.legs[side] for side, _, _, _ in parts]
+        rows = [[pose[idx, toe, :3, 3] - pose[idx, foot, :3, 3]] + [pose[idx, b, :3, 3] for b in (up, low, foot)]
+                + [self.world_q(j)[idx] for j in (up, low, foot, sk.parents[up])] + [self.forward[idx], wanted, turn]
+                for (up, low, foot, toe), (_, idx, wanted, turn) in zip(legs, parts)]
+        heel, hip_p, knee_p, ankle_p, q_up, q_low, q_foot, parent_up, forward, wanted, turn = \
+            rows[0] if len(parts) == 1 else [np.concatenate(c) for c in zip(*rows)]
         # The ankle goes where the turned foot puts it.
         spin = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), turn)
         target = soft_reach(hip_p, knee_p, ankle_p, wanted - tf.quat_rotate(spin, heel), min_bend=self.min_bend)
-        d_hip, d_knee = ik.two_bone_ik(hip_p, knee_p, ankle_p, target, self.forward[idx], pole_blend=IK_POLE_BLEND)
+        d_hip, d_knee = ik.two_bone_ik(hip_p, knee_p, ankle_p, target, forward, pole_blend=IK_POLE_BLEND)
         # New world rotations: upper and lower leg turned, the foot keeps its own
         # world orientation (turned by the held heading).
-        up_w = tf.quat_mul(d_hip, world_q[idx, up])
-        low_w = tf.quat_mul(d_knee, world_q[idx, low])
-        foot_w = tf.quat_mul(spin, world_q[idx, foot])
-        parent_up = world_q[idx, sk.parents[up]]
-        # basis = (parent_world * offset)^-1 * world, for rotations.
-        rots[idx, up] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(parent_up, offset_q[up])), up_w)
-        rots[idx, low] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(up_w, offset_q[low])), low_w)
-        rots[idx, foot] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(low_w, offset_q[foot])), foot_w)
+        up_w = tf.quat_mul(d_hip, q_up)
+        low_w = tf.quat_mul(d_knee, q_low)
+        foot_w = tf.quat_mul(spin, q_foot)
+        at = 0
+        for (up, low, foot, _), (_, idx, _, _) in zip(legs, parts):
+            n = slice(at, at + len(idx))
+            at += len(idx)
+            # basis = (parent_world * offset)^-1 * world, for rotations.
+            rots[idx, up] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(parent_up[n], offset_q[up])), up_w[n])
+            rots[idx, low] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(up_w[n], offset_q[low])), low_w[n])
+            rots[idx, foot] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(low_w[n], offset_q[foot])), foot_w[n])
 
 
 IK_POLE_BLEND = 0.15   # a knee off the hip-ankle line by under this share of the thigh bends toward forward
@@ -56,11 +76,11 @@ def soft_reach(hip, knee, ankle, target, soft=SOFT_REACH, min_bend=0.0):
     (radians): the knee is never eased straighter than this or the animation's
     own bend, whichever is less (near straight, each millimetre of reach turns
     the knee by degrees)."""
-    thigh, shin = np.linalg.norm(knee - hip, axis=1), np.linalg.norm(ankle - knee, axis=1)
+    thigh, shin = tf.row_norm(knee - hip), tf.row_norm(ankle - knee)
     length = thigh + shin
     d = target - hip
-    dist = np.linalg.norm(d, axis=1)
-    own = np.linalg.norm(ankle - hip, axis=1)
+    dist = tf.row_norm(d)
+    own = tf.row_norm(ankle - hip)
     # The farthest reach: the straight leg, or the reach at the least bend.
     cap = length
     if min_bend > 0:
