@@ -51,6 +51,24 @@ class PlayState:
 SNAPSHOT_EVERY = 32         # steps between the states play_rows keeps
 
 
+def _restore(resume, arrays, matcher, warp):
+    """Go back to a kept state: ``resume`` (PlayState, the Played it was kept
+    in); the steps before it copied into ``arrays`` (rows, searched, jumped,
+    cost, root positions and yaws, phase, rates; None ones skipped), the
+    matcher and the time warp restored. Returns (first step, states kept, own variables)."""
+    state, before = resume
+    first = state.s
+    kept = (before.rows, before.searched, before.jumped, before.cost, before.root_pos, before.root_yaw,
+            before.phase, before.rate)
+    for mine, theirs in zip(arrays, kept):
+        if mine is not None:
+            mine[:first] = theirs[:first]
+    matcher.restore(state.matcher)
+    if warp is not None:
+        warp.restore(state.warp)
+    return first, [k for k in before.states if k.s <= first], state.own
+
+
 def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps, warp=None, resume=None):
     """Stages 2 and 4, step by step: search on schedule, at a clip end, or when
     the wanted motion changes sharply; a best row close to the playing one is no
@@ -79,18 +97,9 @@ def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps,
         cur, px, py, yaw = None, float(sim_pos[0, 0]), float(sim_pos[0, 1]), float(sim_yaw[0])
         last_search, want_v, want_speed, rate = -interval, vel[0], speed[0], 1.0
     else:
-        state, before = resume
-        first = state.s
-        for mine, theirs in ((rows, before.rows), (searched, before.searched), (jumped, before.jumped),
-                             (cost, before.cost), (root_pos, before.root_pos), (root_yaw, before.root_yaw),
-                             (phase, before.phase), (rates, before.rate)):
-            if mine is not None:
-                mine[:first] = theirs[:first]
-        states = [k for k in before.states if k.s <= first]
-        cur, px, py, yaw, last_search, want_v, want_speed, rate = state.own
-        matcher.restore(state.matcher)
-        if warp is not None:
-            warp.restore(state.warp)
+        first, states, own = _restore(resume, (rows, searched, jumped, cost, root_pos, root_yaw, phase, rates),
+                                      matcher, warp)
+        cur, px, py, yaw, last_search, want_v, want_speed, rate = own
     for s in range(first, S):
         if s % 256 == 0:
             yield 0.8 * s / S

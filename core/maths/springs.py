@@ -21,6 +21,10 @@ Character simulation (:func:`simulate_character`; from a given state,
 :func:`.prediction.predict_future`): a position spring and a yaw spring follow the
 controller, aimed a little ahead on its known future (:func:`spring_lead`) so that
 they smooth it without trailing behind. Yaw 0 faces -Y (see :mod:`.facing`).
+
+long file: each spring step exists twice, on arrays and on Python floats (the
+same operations in the same order, so the same bits); the two are kept side by
+side here so that a change to one is seen next to the other.
 """
 
 import math
