@@ -27,7 +27,7 @@ import re
 
 import numpy as np
 
-from . import humanoid_names
+from . import side_names
 from ..maths import transforms as tf
 from ..errors import MotionMatchingError
 
@@ -43,16 +43,6 @@ class MirrorError(MotionMatchingError):
     """A skeleton or feature set that cannot be mirrored."""
 
 
-# Side words a name may carry, each with its opposite, longest first so that
-# "Left" is not read as "L" + "eft".
-_SIDE_WORDS = (("left", "right"), ("lft", "rgt"))
-_WORD_RE = re.compile(r"(?i)left|right|lft|rgt")
-# A lone side letter: at the start or after a separator, and followed by a
-# separator, the end, or a capitalised word ("l_thigh", "hand.L", "LHipJoint";
-# not "ROOT").
-_LETTER_RE = re.compile(r"(?:(?<=^)|(?<=[._\-: |]))([LlRr])(?=$|[._\-: |]|[A-Z][a-z])")
-
-
 def _swap_case(word, target):
     if word.isupper():
         return target.upper()
@@ -61,29 +51,14 @@ def _swap_case(word, target):
     return target
 
 
-def _candidates(name):
-    """Names ``name`` may have on the other side, one side marker swapped each."""
-    out = []
-    for m in _WORD_RE.finditer(name):
-        w = m.group(0).lower()
-        other = next(b if a == w else a for a, b in _SIDE_WORDS if w in (a, b))
-        out.append(name[:m.start()] + _swap_case(m.group(0), other) + name[m.end():])
-    for m in _LETTER_RE.finditer(name):
-        c = m.group(1)
-        other = {"L": "R", "R": "L", "l": "r", "r": "l"}[c]
-        out.append(name[:m.start(1)] + other + name[m.end(1):])
-    return out
-
-
 def counterpart_name(name, names):
-    """The bone of ``names`` on the other side of ``name``; ``name`` itself when
-    it names no side (as core.skeleton.humanoid_names reads names); None when it names a side
-    whose counterpart is missing."""
-    known = set(names)
-    for c in _candidates(name):
-        if c in known and c != name:
-            return c
-    return None if humanoid_names.BoneName(0, name).side else name
+    """The bone of ``names`` on the other side of ``name`` (side names read by
+    :mod:`.side_names`, the rule the humanoid mapping uses too); ``name`` itself
+    when it names no side; None when it names a side whose counterpart is missing."""
+    other = side_names.counterpart_candidate(name)
+    if other is None:
+        return name
+    return other if other in (names if isinstance(names, (set, frozenset, dict)) else set(names)) else None
 
 
 def pair_bones(names, parents, heads=None, mapping=None):
@@ -109,11 +84,12 @@ def pair_bones(names, parents, heads=None, mapping=None):
             elif joint.startswith("Right") and bone in index and not mapping.get("Left" + joint[5:]):
                 raise MirrorError("The skeleton cannot be mirrored: %s (%s) has no left-side counterpart."
                                   % (bone, joint))
+    known = set(names)
     for i, n in enumerate(names):
         if i in fixed:
             pairs[i] = fixed[i]
             continue
-        other = counterpart_name(n, names)
+        other = counterpart_name(n, known)
         if other is None:
             raise MirrorError("The skeleton cannot be mirrored: bone %s names a side, but there is no bone "
                               "of the same name on the other side." % n)
