@@ -52,6 +52,7 @@ class Failure(Exception):
 FPS_RANGE = (1.0, 1000.0)          # Blender's own frame-rate range
 SCALE_RANGE = (0.0001, 1000000.0)  # the range of the importers' Scale option
 AXES = ("X", "Y", "Z", "-X", "-Y", "-Z")  # the choices of Blender's importers
+MIRROR_CHOICES = ("auto", "on", "off")   # the database's Mirror Takes (its Automatic, On, Off)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -74,8 +75,11 @@ def parse(argv):
     ap.add_argument("--scenario", default="showcase", help="built-in scenario name or a JSON waypoint file")
     ap.add_argument("--fps", type=float, default=24.0, help="the scene's frame rate (default 24)")
     ap.add_argument("--tag-query", default="", help="restrict matching to tagged frames, e.g. 'walk or run'")
-    ap.add_argument("--mirror-takes", action=argparse.BooleanOptionalAction, default=None,
-                    help="also put each take's mirror image in the database (default: the add-on's default)")
+    ap.add_argument("--mirror-takes", nargs="?", const="on", type=str.lower, choices=MIRROR_CHOICES, default=None,
+                    help="the database's Mirror Takes: auto (mirror when the skeleton can be mirrored, else say why "
+                         "and build without), on (refuse then) or off; alone: on (default: the add-on's, auto)")
+    ap.add_argument("--no-mirror-takes", dest="mirror_takes", action="store_const", const="off",
+                    help="the same as --mirror-takes off")
     ap.add_argument("--out", required=True, metavar="DIR", help="output folder")
     ap.add_argument("--top-view", metavar="FILE", help="also render a top view of the bake to this PNG")
     group = ap.add_argument_group("bake settings", "one per knob of core.bake.settings (default: its default)")
@@ -295,7 +299,10 @@ def run(args):
     if args.mirror_takes is None:
         call(ops.build_database)
     else:
-        call(ops.build_database, mirror_takes=args.mirror_takes)
+        call(ops.build_database, mirror_takes=args.mirror_takes.upper())
+    print("database: %s" % scene.motion_matching.database_summary)
+    if scene.motion_matching.database_note:
+        print(scene.motion_matching.database_note)
     scenario = args.scenario
     if os.path.isfile(scenario):
         call(ops.add_scenario_controller, scenario="FILE", filepath=os.path.abspath(scenario), frame_start=1,
