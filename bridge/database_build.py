@@ -290,12 +290,12 @@ def _stack(parts):
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def _mirror_pairs(mode, obj, names, parents, bones):
-    """(each bone's counterpart or None, a sentence saying why there are no
-    mirror images or ""). Mirror Takes "ON" refuses a skeleton that cannot be
-    mirrored; "AUTO" builds without mirror images and says why."""
+def _mirror_plan(mode, obj, names, parents, bones, takes):
+    """((each bone's counterpart, channel map) or None, a sentence saying why
+    there are no mirror images or ""). Mirror Takes "ON" refuses a skeleton
+    that cannot be mirrored; "AUTO" builds without mirror images and says why."""
     try:
-        return database_mirror.bone_pairs(obj, names, parents, bones), ""
+        return database_mirror.mirror_plan(obj, names, parents, bones, takes), ""
     except MotionMatchingError as ex:
         reason = str(ex).rstrip(".")
         if mode == "ON":
@@ -374,13 +374,14 @@ def build(scene, progress=None):
         if settings.mirror_takes != "OFF":
             taken.append((action, obj, frames, channels, excluded, tags))
     mirrored, note = [False] * len(clips), ""
-    pairs_of = None
+    plan = None
     if settings.mirror_takes != "OFF":
-        pairs_of, note = _mirror_pairs(settings.mirror_takes, first_obj, names, parents, bones)
-    if pairs_of is not None:
+        plan, note = _mirror_plan(settings.mirror_takes, first_obj, names, parents, bones,
+                                  [t[3] for t in taken])
+    if plan is not None:
         for action, obj, frames, channels, excluded, tags in taken:
             channels_m, positions_m, root_m = database_mirror.mirrored_take(
-                obj, names, parents, wanted, fk_bones(names, parents, wanted), channels, pairs_of, bones["root"])
+                obj, names, parents, wanted, fk_bones(names, parents, wanted), channels, *plan)
             add_clip(action.name + " (mirror)", action_fps(action, scene), frames, channels_m, positions_m, root_m,
                      excluded, database_mirror.mirrored_tags(tags), action.name, obj.name)
         mirrored += [True] * len(taken)

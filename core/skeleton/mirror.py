@@ -159,18 +159,23 @@ def channel_maps(rest, pairs, mirror):
 def mirror_channels(locations, quaternions, pairs, maps, block=4096):
     """Local channels of the mirrored take: (F, J, 3) locations and (F, J, 4)
     quaternions (w x y z) in, the same shapes out (float64, quaternions sign-
-    continuous along the frames). Works ``block`` frames at a time (memory)."""
+    continuous along the frames). ``maps``: each bone's ``L_b`` (J, 3, 3) from
+    :func:`channel_maps`, or a :class:`.mirror_maps.ChannelMap`. Works
+    ``block`` frames at a time (memory)."""
     locations, quaternions = np.asarray(locations), np.asarray(quaternions)
     F, J = quaternions.shape[:2]
     loc_m, quat = np.empty((F, J, 3)), np.empty((F, J, 4))
-    lt = np.swapaxes(maps, -1, -2)
+    if hasattr(maps, "left"):
+        left, right, shift = maps.left, maps.right, maps.shift
+    else:
+        left, right, shift = np.swapaxes(maps, -1, -2), maps, np.zeros((J, 3))
     for f0 in range(0, F, block):
         f1 = min(F, f0 + block)
         loc = locations[f0:f1, pairs].astype(np.float64)
         rot = tf.quat_to_matrix(quaternions[f0:f1, pairs].astype(np.float64))
-        # t' = L^T t (row vectors: t L) and R' = L^T R L, bone by bone.
-        loc_m[f0:f1] = np.einsum("fji,jik->fjk", loc, maps)
-        quat[f0:f1] = tf.matrix_to_quat(lt[None] @ rot @ maps[None])
+        # t' = A t + d and R' = A R L, bone by bone (A = L^T for a symmetric rest).
+        loc_m[f0:f1] = np.einsum("jki,fji->fjk", left, loc) + shift
+        quat[f0:f1] = tf.matrix_to_quat(left[None] @ rot @ right[None])
     # Keep each bone's first quaternion on the side of its counterpart's, then continuous.
     flip = np.einsum("jk,jk->j", quat[0], quaternions[0, pairs].astype(np.float64)) < 0.0
     quat[:, flip] *= -1.0
