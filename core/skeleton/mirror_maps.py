@@ -104,7 +104,7 @@ def _reflections(parents, pairs, rest, offsets, mirror, reference, plane, height
     roots = parents < 0
     right[roots] = nearest_orthogonal(np.swapaxes(rest[pairs][roots, :3, :3], -1, -2) @ mirror[:3, :3]
                                       @ rest[roots, :3, :3])
-    weight = 1e-3 * height * height
+    weight = 1e-8 * height * height   # the offsets decide; the reference only breaks ties (a turn about one child)
     for q in np.nonzero(~roots)[0]:
         kids = np.nonzero(parents == q)[0]
         if len(kids):
