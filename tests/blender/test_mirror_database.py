@@ -210,3 +210,91 @@ def test_files_saved_with_the_old_switch_load_as_off_and_automatic(tmp_path, sto
     assert bpy.context.scene.motion_matching.mirror_takes == "AUTO"   # a new scene: the default
     bpy.ops.wm.open_mainfile(filepath=path)
     assert bpy.context.scene.motion_matching.mirror_takes == choice
+
+
+# ----------------------------------------------------------------------------
+# A rest pose that is not a T-pose
+
+
+def _euler_zxy(m):
+    """Degrees (z, x, y) with Rz @ Rx @ Ry = m (the BVH order Zrotation Xrotation Yrotation)."""
+    x = np.arcsin(np.clip(m[..., 2, 1], -1.0, 1.0))
+    y = np.arctan2(-m[..., 2, 0], m[..., 2, 2])
+    z = np.arctan2(-m[..., 0, 1], m[..., 1, 1])
+    return np.degrees(np.stack([z, x, y], axis=-1))
+
+
+def _turn_x_onto(d):
+    """A rotation taking +X onto the unit vector ``d`` (Rodrigues)."""
+    x = np.array([1.0, 0.0, 0.0])
+    axis = np.cross(x, d)
+    s, c = np.linalg.norm(axis), float(x @ d)
+    if s < 1e-12:
+        return np.eye(3) if c > 0 else np.diag([-1.0, -1.0, 1.0])
+    k = axis / s
+    cross = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    return np.eye(3) + s * cross + (1.0 - c) * cross @ cross
+
+
+def _write_x_rest_twin(path):
+    """The sample take on a skeleton whose rest bones lie along their parent's X
+    axis (Bandai Namco style): each joint's frame turned by a constant C_j (the
+    hips keep theirs), offsets C_q^T o_j, rotations C_q^T R_j C_j; the same
+    joints in world space on every frame."""
+    from core.io import bvh_convert, bvh_parse
+    import bvh_writer
+
+    bvh = bvh_parse.read_bvh(SAMPLE_TAKE)
+    names, parents, offsets, _channels, ends = bvh_writer.sample_layout(bvh)
+    motion = bvh_convert.to_blender(bvh, 1.0)
+    local = tf.quat_to_matrix(motion.rotations)
+    J = len(names)
+    turn = np.tile(np.eye(3), (J, 1, 1))
+    for j in range(J):
+        kids = [k for k in range(J) if parents[k] == j]
+        if parents[j] >= 0 and kids:
+            turn[j] = _turn_x_onto(offsets[kids[0]] / np.linalg.norm(offsets[kids[0]]))
+    up = np.array([turn[p] if p >= 0 else np.eye(3) for p in parents])
+    offsets_x = np.einsum("jki,jk->ji", up, offsets)
+    ends_x = {j: tuple(turn[j].T @ np.asarray(e)) for j, e in ends.items()}
+    local_x = np.swapaxes(up, -1, -2)[None] @ local @ turn[None]
+    root = int(np.nonzero(np.asarray(parents) < 0)[0][0])
+    columns = [motion.offsets[root][None] + motion.translations[:, root]]
+    channels = []
+    for j in range(J):
+        columns.append(_euler_zxy(local_x[:, j]))
+        channels.append((("Xposition", "Yposition", "Zposition") if j == root else ())
+                        + ("Zrotation", "Xrotation", "Yrotation"))
+    rows = np.concatenate(columns, axis=1)
+    bvh_writer.write_bvh(path, names, parents, offsets_x, channels, rows, bvh.frame_time, end_sites=ends_x)
+    twin = bvh_convert.to_blender(bvh_parse.read_bvh(path), 1.0)
+    # The twin plays the same joints (to the file's 6 decimals) from a rest pose that is no T-pose.
+    assert np.abs(twin.world_positions() - motion.world_positions()).max() < 1e-3   # cm
+    assert np.abs(twin.heads - motion.heads).max() > 50.0
+    return path
+
+
+def _mirrored_joints(path):
+    """World joint positions (F, J, 3) of the mirrored rows of a database built
+    from ``path`` with Mirror Takes On, with the bone names."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    obj = _sample_listed() if path == SAMPLE_TAKE else H.import_ours(path, global_scale=0.01, add_virtual_root=True)
+    if path != SAMPLE_TAKE:
+        assert bpy.ops.motion_matching.database_add_action() == {"FINISHED"}
+    assert bpy.ops.motion_matching.build_database(mirror_takes="ON") == {"FINISHED"}
+    database = _store().load(bpy.context.scene)
+    first = int(database.matching.clip_offsets[1])
+    sk, poses = database.skeleton, database.poses
+    basis = tf.compose(poses.locations[first:].astype(np.float64),
+                       tf.quat_to_matrix(poses.rotations[first:].astype(np.float64)))
+    world = np.asarray(obj.matrix_world) @ tf.pose_fk(sk.parents, sk.rest, basis, sk.offsets)
+    return list(sk.names), world[..., :3, 3]
+
+
+def test_a_rest_pose_along_x_mirrors_to_the_same_joints_as_the_t_pose(tmp_path):
+    twin = _write_x_rest_twin(str(tmp_path / "x_rest.bvh"))
+    names_x, joints_x = _mirrored_joints(twin)
+    names, joints = _mirrored_joints(SAMPLE_TAKE)
+    assert names_x == names and joints_x.shape == joints.shape
+    off = np.linalg.norm(joints_x - joints, axis=-1)
+    assert off.max() < 1e-3, off.max()   # within 1 mm on every joint of every mirrored frame
