@@ -127,8 +127,8 @@ def channel_map(names, parents, rest, pairs, mirror, references=(), offsets=None
 
     ``rest`` (J, 4, 4) rest matrices; ``references``: (label, (K, J, 4, 4)
     armature-space poses) to take the reference from when the rest pose is not
-    its own mirror image (the first label's poses are tried as they are when
-    symmetric, the rest for their most symmetric pose); ``offsets``: each bone's
+    its own mirror image: the most symmetric pose of the first group that has
+    one within the tolerance, else the most symmetric of all; ``offsets``: each bone's
     rest relative to its parent as Blender builds it (default: from ``rest``).
     Raises :class:`MirrorError` when the skeleton's sides do not pair in shape."""
     parents, pairs = np.asarray(parents), np.asarray(pairs)
@@ -140,14 +140,16 @@ def channel_map(names, parents, rest, pairs, mirror, references=(), offsets=None
     reference, plane, label = rest, mirror, "rest pose"
     if rest_asymmetry(rest, pairs, mirror).max() > REST_TOLERANCE * height:
         best = None
-        for words, poses in references:
+        for words, poses in references:   # the first symmetric enough, else the most symmetric
             found = most_symmetric(np.asarray(poses, dtype=np.float64), pairs, parents)
             if found and (best is None or found[2] < best[0][2]):
                 best = (found, words, poses)
+            if best and best[0][2] <= REST_TOLERANCE * _height(np.asarray(best[2])[best[0][0]], parents):
+                break
         if best is not None:
             (k, plane, _worst), label, poses = best
             reference = np.asarray(poses, dtype=np.float64)[k]
-            height = max(float(np.ptp(reference[parents >= 0, :3, 3], axis=0).max()), 1e-9)
+            height = _height(reference, parents)
     right = _reflections(parents, pairs, rest, offsets, mirror, reference, plane, height) \
         if reference is not rest else \
         nearest_orthogonal(np.swapaxes(rest[pairs, :3, :3], -1, -2) @ mirror[None, :3, :3] @ rest[:, :3, :3])
@@ -156,6 +158,11 @@ def channel_map(names, parents, rest, pairs, mirror, references=(), offsets=None
     _lopsided(names, parents, pairs, shift_len, height)
     shift[shift_len < SHIFT_KEPT * height] = 0.0
     return ChannelMap(left, right, shift, label)
+
+
+def _height(pose, parents):
+    """The skeleton's size in ``pose`` (J, 4, 4): the largest extent of its joints, roots left out."""
+    return max(float(np.ptp(pose[np.asarray(parents) >= 0, :3, 3], axis=0).max()), 1e-9)
 
 
 def _left_and_shift(parents, pairs, rest, offsets, mirror, right):

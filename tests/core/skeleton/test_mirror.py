@@ -241,6 +241,15 @@ def test_a_rest_pose_along_x_mirrors_like_the_t_pose(symmetric_frame):
     assert np.abs(mirrored_x[..., :3, 3] - mirrored[..., :3, 3]).max() < 1e-6   # within 1 mm, and far less
     assert np.abs(mirrored_x[..., :3, 3] - pose[..., :3, 3]).max() > 0.05       # the mirror moved them
     if symmetric_frame:
+        # A symmetric stored T-pose (the first group) is the reference; a lopsided one
+        # gives way to the most symmetric frame.
+        tpose_first = mirror_maps.channel_map(NAMES, PARENTS, rest_x, pairs, m,
+                                              references=[("stored T-pose", pose_x[:1]), ("frames", pose_x[1:])])
+        assert tpose_first.reference == "stored T-pose"
+        lopsided_first = mirror_maps.channel_map(NAMES, PARENTS, rest_x, pairs, m,
+                                                 references=[("stored T-pose", pose_x[5:6]), ("frames", pose_x)])
+        assert lopsided_first.reference == "frames"
+        np.testing.assert_allclose(lopsided_first.right, maps_x.right, atol=1e-9)
         # With a symmetric reference the bones turn like the T-pose skeleton's too.
         np.testing.assert_allclose(mirrored_x[..., :3, :3], mirrored[..., :3, :3] @ turn[None], atol=1e-9)
 
