@@ -301,7 +301,7 @@ def _mirror_plan(mode, obj, names, parents, bones, takes):
         if mode == "ON":
             raise MotionMatchingError("%s; set Mirror Takes to Automatic or Off (Database panel) to build from the "
                                       "takes alone." % reason) from None
-        return None, "No mirror images (Mirror Takes is Automatic): %s." % (reason[:1].lower() + reason[1:])
+        return None, "No mirror images (Mirror Takes is Automatic), because %s." % (reason[:1].lower() + reason[1:])
 
 
 def build(scene, progress=None):

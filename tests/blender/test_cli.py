@@ -89,6 +89,6 @@ def test_cli_builds_without_mirror_images_when_the_sides_do_not_pair_and_says_wh
     # The default (Automatic): built from the take alone, and the output says why.
     proc = _run("--bvh", take, "--scenario", "straight_walk", "--out", str(tmp_path / "auto"))
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "No mirror images (Mirror Takes is Automatic): %s." % why in proc.stdout
+    assert "No mirror images (Mirror Takes is Automatic), because %s." % why in proc.stdout
     assert "from 1 action without mirror images" in proc.stdout
     assert (tmp_path / "auto" / "baked.blend").is_file()

@@ -173,7 +173,7 @@ def test_a_skeleton_whose_sides_do_not_pair_builds_by_default_and_says_why():
     database = _store().load(bpy.context.scene)
     assert database.clips.mirrored is None and len(database.clips.actions) == 1
     assert settings.database_note == (
-        "No mirror images (Mirror Takes is Automatic): the skeleton cannot be mirrored: bone LeftEye names a "
+        "No mirror images (Mirror Takes is Automatic), because the skeleton cannot be mirrored: bone LeftEye names a "
         "side, but there is no bone of the same name on the other side.")
     assert "without mirror images" in settings.database_summary and settings.mirror_takes == "AUTO"
 
