@@ -57,9 +57,9 @@ class SideName:
         self.name = name
         ns = _NAMESPACE_RE.match(name)
         at = ns.end() if ns else 0
-        m = _PREFIX_RE.match(name, at)
+        m = _PREFIX_RE.match(name[at:])
         self.prefix = m.group(1).upper() if m else ""
-        at = m.end() if m else at
+        at += m.end() if m else 0
         self.base = name[at:]
         spans = [(t.group(0).lower(), t.start() + at, t.end() + at) for t in _TOKEN_RE.finditer(self.base)]
         if len(spans) >= 2 and spans[0][0] in _LEADS and spans[1][0].isdigit():

@@ -409,6 +409,7 @@ def test_sample_take_skeleton():
     ("mixamorig:RightHandIndex1", "Right", "mixamorig:LeftHandIndex1"), ("DEF-upper_arm.L.001", "Left",
                                                                            "DEF-upper_arm.R.001"),
     ("Character1_LeftUpLeg", "Left", "Character1_RightUpLeg"), ("foot_lft", "Left", "foot_rgt"),
+    ("rig:DEF-hand.L", "Left", "rig:DEF-hand.R"), ("Armature|ORG-l_thigh", "Left", "Armature|ORG-r_thigh"),
     ("rradius", "Right", "lradius"), ("lfingers", "Left", "rfingers"),
 ])
 def test_side_styles(name, side, other):
@@ -423,3 +424,9 @@ def test_side_styles(name, side, other):
 def test_no_side_from_inside_a_word(name):
     assert side_names.side_of(name) is None
     assert mirror.counterpart_name(name, [name]) == name
+
+
+def test_prefix_after_a_namespace():
+    parts = side_names.SideName("rig:DEF-upper_arm.L.001")
+    assert (parts.prefix, parts.base, parts.side, parts.tokens) == ("DEF", "upper_arm.L.001", "Left",
+                                                                     ["upper", "arm", "001"])
