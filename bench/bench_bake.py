@@ -95,8 +95,8 @@ def compare(other, rounds, repeat):
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--mirror-takes", action=argparse.BooleanOptionalAction, default=None,
-                    help="build the database with Mirror Takes on or off (default: the add-on's default)")
+    ap.add_argument("--mirror-takes", type=str.upper, choices=("AUTO", "ON", "OFF"), default=None,
+                    help="the database's Mirror Takes (default: the add-on's default)")
     ap.add_argument("--compare-to", metavar="DIR", help="another checkout to measure by turns with this one")
     ap.add_argument("--rounds", type=int, default=3, help="with --compare-to: runs of each checkout")
     args = ap.parse_args()
@@ -143,7 +143,7 @@ def main():
             rows.append((label, report["frames"], med, seconds / med, report, statistics.median(cpu)))
     print("Blender %s; database: %s, built in %.2f s, %.1f MB stored (Mirror Takes %s)"
           % (bpy.app.version_string, scene.motion_matching.database_summary, build_s, size / 1e6,
-             "on" if scene.motion_matching.mirror_takes else "off"))
+             scene.motion_matching.mirror_takes))
     print("median of %d bakes; operator time (simulation, keys, report)" % args.repeat)
     print("%-26s %7s %9s %10s %8s %6s %6s %9s %9s %7s" % ("path", "frames", "seconds", "x realtime", "searches",
                                                            "jumps", "locks", "toe slide", "raw", "cpu s"))

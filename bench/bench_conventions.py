@@ -100,15 +100,9 @@ def setup(take, files):
         o.select_set(o in arms)
     bpy.context.view_layer.objects.active = arms[0]
     ops.database_add_action()
-    note = "database built with the defaults (Mirror Takes on)"
-    try:
-        ops.build_database()
-    except RuntimeError as ex:
-        said = str(ex).replace("Error: ", "").strip()
-        if "mirror" not in said.lower():
-            raise
-        note = "the build with the defaults refused (%s); built with Mirror Takes off" % said
-        ops.build_database(mirror_takes=False)
+    ops.build_database()
+    said = scene.motion_matching.database_note
+    note = "database built with the defaults (Mirror Takes Automatic)" + ("; " + said if said else "")
     print("%s: %s" % (take, note), flush=True)
     from tools import path_measure
 

@@ -68,7 +68,7 @@ BEFORE = {
 }
 # ... and the database as it was built before the last round (options of motion_matching.build_database).
 BEFORE_BUILD = {
-    "mirror_takes": False,         # no mirror images of the takes
+    "mirror_takes": "OFF",         # no mirror images of the takes
 }
 CHECK_TOLERANCE = 1e-4    # m
 
@@ -180,7 +180,7 @@ def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp, variant="a
     target, asked = sc.sample(scenario, times)
     # With Mirror Takes each joint also plays its counterpart's motion: the raw
     # rotation steps it is held to are both sides'.
-    mirrored = bool(scene.motion_matching.mirror_takes)
+    mirrored = scene.motion_matching.mirror_takes != "OFF" and not scene.motion_matching.database_note
     pairs = mirror.pair_bones(bake.names, path_measure.addon("bridge.armature_data")
                               .bone_order(obj.data)[1]) if mirrored else None
     row = path_measure.measure(bake, raw, floor, path=target, asked_facing=asked, raw_pairs=pairs)
@@ -408,8 +408,8 @@ def main():
                     help="tag query of the walking-only database ('' skips those rows; default 'walk')")
     ap.add_argument("--no-before", dest="before", action="store_false",
                     help="bake only with the defaults (not also with the settings of BEFORE)")
-    ap.add_argument("--mirror-takes", action=argparse.BooleanOptionalAction, default=None,
-                    help="the after bakes' database with Mirror Takes on or off (default: the add-on's default; "
+    ap.add_argument("--mirror-takes", type=str.upper, choices=("AUTO", "ON", "OFF"), default=None,
+                    help="the after bakes' database's Mirror Takes (default: the add-on's default; "
                          "the before bakes use BEFORE_BUILD)")
     ap.add_argument("--json", metavar="OUT", help="also write the rows as JSON")
     args = ap.parse_args()

@@ -260,7 +260,8 @@ def fingerprint(scene):
     keys = ["left_foot", "right_foot", "left_toe", "right_toe", "hips", "responsiveness", "quality",
             "exclude_tags", "contact_speed", "contact_radius"]
     h.update(json.dumps({k: getattr(settings, k) for k in keys}, sort_keys=True).encode())
-    if settings.mirror_takes:   # only when on, so databases built before the option keep their fingerprint
+    # Only when not Off, so databases built before the choice (a switch then) keep their fingerprint.
+    if settings.mirror_takes != "OFF":
         h.update(b"mirror_takes")
     for g in settings.feature_groups:
         h.update(json.dumps([g.name, g.kind, g.bones, g.times, g.weight]).encode())
@@ -287,6 +288,20 @@ def fingerprint(scene):
 def _stack(parts):
     """One array of the clips' float32 rows (no copy for a single clip)."""
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _mirror_plan(mode, obj, names, parents, bones, takes):
+    """((each bone's counterpart, channel map) or None, a sentence saying why
+    there are no mirror images or ""). Mirror Takes "ON" refuses a skeleton
+    that cannot be mirrored; "AUTO" builds without mirror images and says why."""
+    try:
+        return database_mirror.mirror_plan(obj, names, parents, bones, takes), ""
+    except MotionMatchingError as ex:
+        reason = str(ex).rstrip(".")
+        if mode == "ON":
+            raise MotionMatchingError("%s; set Mirror Takes to Automatic or Off (Database panel) to build from the "
+                                      "takes alone." % reason) from None
+        return None, "No mirror images (Mirror Takes is Automatic), because %s." % (reason[:1].lower() + reason[1:])
 
 
 def build(scene, progress=None):
@@ -356,22 +371,21 @@ def build(scene, progress=None):
         add_clip(action.name, action_fps(action, scene), frames, channels, positions, root_world, excluded, tags,
                  action.name, obj.name)
         del root_world
-        if settings.mirror_takes:
+        if settings.mirror_takes != "OFF":
             taken.append((action, obj, frames, channels, excluded, tags))
-    mirrored = [False] * len(clips)
-    if settings.mirror_takes:
-        try:
-            pairs_of = database_mirror.bone_pairs(first_obj, names, parents, bones)
-        except MotionMatchingError as ex:
-            raise MotionMatchingError("%s; turn Mirror Takes off (Database panel) to build from the takes alone."
-                                      % str(ex).rstrip(".")) from None
+    mirrored, note = [False] * len(clips), ""
+    plan = None
+    if settings.mirror_takes != "OFF":
+        plan, note = _mirror_plan(settings.mirror_takes, first_obj, names, parents, bones,
+                                  [t[3] for t in taken])
+    if plan is not None:
         for action, obj, frames, channels, excluded, tags in taken:
             channels_m, positions_m, root_m = database_mirror.mirrored_take(
-                obj, names, parents, wanted, fk_bones(names, parents, wanted), channels, pairs_of, bones["root"])
+                obj, names, parents, wanted, fk_bones(names, parents, wanted), channels, *plan)
             add_clip(action.name + " (mirror)", action_fps(action, scene), frames, channels_m, positions_m, root_m,
                      excluded, database_mirror.mirrored_tags(tags), action.name, obj.name)
         mirrored += [True] * len(taken)
-        del taken
+    del taken
     db = build_database(spec, clips, contact_joints=(bones["left_toe"], bones["right_toe"]),
                            contact_speed=settings.contact_speed, contact_radius=settings.contact_radius)
     database = mdb.MotionDatabase(
@@ -396,7 +410,7 @@ def build(scene, progress=None):
         "rows": db.num_rows, "features": db.dim, "clips": len(clips),
         "valid_rows": int(db.valid.sum()), "excluded_rows": int(db.excluded.sum()),
         "seconds": float(sum(c.num_frames / c.fps for c in clips)),
-        "mirrored_clips": int(sum(mirrored)),
+        "mirrored_clips": int(sum(mirrored)), "note": note,
     }
     return to_bytes(database.to_arrays()), summary, database
 
@@ -405,8 +419,9 @@ def summary_text(summary):
     mirrored = summary.get("mirrored_clips", 0)
     actions = summary["clips"] - mirrored
     return "%d rows (%d searchable, %d excluded) from %d action%s%s, %.1f s, %d features" % (
-        summary["rows"], summary["valid_rows"], summary["excluded_rows"], actions,
-        "" if actions == 1 else "s", " and their mirror images" if mirrored else "", summary["seconds"],
+        summary["rows"], summary["valid_rows"], summary["excluded_rows"], actions, "" if actions == 1 else "s",
+        " and their mirror images" if mirrored else " without mirror images" if summary.get("note") else "",
+        summary["seconds"],
         summary["features"])
 
 
@@ -431,4 +446,5 @@ def build_and_store(context):
     settings.database_built = True
     settings.database_stale = False
     settings.database_summary = summary_text(summary)
+    settings.database_note = summary.get("note", "")
     return summary

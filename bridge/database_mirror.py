@@ -1,7 +1,9 @@
-"""The mirror image of each listed take, for a database built with Mirror Takes on.
+"""The mirror image of each listed take, for a database built with Mirror Takes.
 
-The maths is core.skeleton.mirror's; this module reads the armature (rest matrices,
-object matrix) and runs forward kinematics on the mirrored channels, so that
+The maths is core.skeleton.mirror's and mirror_maps'; this module reads the
+armature (rest matrices, offsets, a stored T-pose, object matrix), hands frames
+of the takes over for a reference pose when the rest pose is not symmetric, and
+runs forward kinematics on the mirrored channels, so that
 the mirrored rows' features, contacts and root motion come from exactly the
 poses the bake will play.
 """
@@ -9,16 +11,43 @@ poses the bake will play.
 import numpy as np
 
 from ..core.skeleton import humanoid_map
-from ..core.skeleton import mirror as core_mirror
+from ..core.skeleton import mirror as core_mirror, mirror_maps
 from ..core.maths import transforms as tf
 from ..core.errors import MotionMatchingError
 from ..core.database.tags import Tag
 from . import armature_data
 
 
-def bone_pairs(obj, names, parents, bones):
-    """(J,) each bone's counterpart on ``obj``'s skeleton (``names`` parents first).
-    Raises MotionMatchingError (one sentence) when left and right do not pair."""
+# Frames of the takes (spread evenly over them) the mirror may take its reference pose from.
+REFERENCE_FRAMES = 256
+
+
+def _reference_poses(obj, names, parents, rest, offsets, takes):
+    """(label, (K, J, 4, 4) armature-space poses) the mirror may take a symmetric
+    reference from: the armature's stored T-pose, then frames of the takes
+    (``takes``: (locations, quaternions) float32 channels of each take)."""
+    from .retarget import stored_tpose
+
+    out = []
+    if len(obj.data.motion_matching.tpose):
+        tpose = stored_tpose(obj, names)
+        out.append(("stored T-pose", tf.compose(tpose.heads, tf.quat_to_matrix(tpose.rotations))[None]))
+    each = max(1, REFERENCE_FRAMES // max(1, len(takes)))
+    poses = []
+    for loc, quat in takes:
+        pick = np.unique(np.linspace(0, len(loc) - 1, min(len(loc), each)).astype(np.int64))
+        basis = tf.compose(loc[pick].astype(np.float64), tf.quat_to_matrix(quat[pick].astype(np.float64)))
+        poses.append(tf.pose_fk(parents, rest, basis, offsets))
+    if poses:
+        out.append(("a frame of the takes", np.concatenate(poses)))
+    return out
+
+
+def mirror_plan(obj, names, parents, bones, takes=()):
+    """(each bone's counterpart (J,), the :class:`ChannelMap` of the mirror) on
+    ``obj``'s skeleton (``names`` parents first); ``takes``: the channels of the
+    takes, for a reference pose when the rest pose is not symmetric. Raises
+    MotionMatchingError (one sentence) when left and right do not pair."""
     rest = armature_data.rest_matrices(obj.data, names)
     tails = np.array([obj.data.bones[n].tail_local for n in names])
     try:
@@ -32,8 +61,11 @@ def bone_pairs(obj, names, parents, bones):
             raise core_mirror.MirrorError("The skeleton cannot be mirrored: the feature bones %s and %s are not "
                                           "each other's counterparts." % (bones[left], bones[right]))
     plane = core_mirror.root_plane(rest[names.index(bones["root"])])
-    core_mirror.check_rest(names, rest, pairs, plane)
-    return pairs
+    offsets = armature_data.rest_offsets(obj.data, names)
+    parents = np.asarray(parents)
+    references = _reference_poses(obj, names, parents, rest, offsets, takes)
+    maps = mirror_maps.channel_map(names, parents, rest, pairs, plane, references, offsets)
+    return pairs, maps
 
 
 def _fk(obj, names, parents, wanted, fk, loc, quat):
@@ -44,14 +76,12 @@ def _fk(obj, names, parents, wanted, fk, loc, quat):
         loc[f0:f1, fk].astype(np.float64), tf.quat_to_matrix(quat[f0:f1, fk].astype(np.float64))))
 
 
-def mirrored_take(obj, names, parents, wanted, fk, channels, pairs, root):
+def mirrored_take(obj, names, parents, wanted, fk, channels, pairs, maps):
     """The mirror image of one sampled take: ((locations, quaternions) float32
     like the stored poses, world positions of ``wanted`` (F, K, 3), world
     matrices of the last of them, the root (F, 4, 4)). ``fk``: indices of
-    ``wanted`` and their ancestors, parents first (database_build.fk_bones)."""
-    rest = armature_data.rest_matrices(obj.data, names)
-    plane = core_mirror.root_plane(rest[names.index(root)])
-    maps = core_mirror.channel_maps(rest, pairs, plane)
+    ``wanted`` and their ancestors, parents first (database_build.fk_bones);
+    ``pairs``, ``maps``: from :func:`mirror_plan`."""
     loc, quat = core_mirror.mirror_channels(channels[0], channels[1], pairs, maps)
     loc32, quat32 = loc.astype(np.float32), quat.astype(np.float32)
     del loc, quat

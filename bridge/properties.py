@@ -18,6 +18,16 @@ from .bake_props import MOTION_MATCHING_PG_bake_settings
 from .retarget_props import MOTION_MATCHING_PG_bone_map, MOTION_MATCHING_PG_retarget
 
 
+# Mirror Takes was a switch: a file saved with it off stored 0 (Off), with it on 1
+# (Automatic, the old default's successor), so the numbers must stay.
+MIRROR_TAKES_ITEMS = (
+    ("OFF", "Off", "Build from the takes alone", 0),
+    ("AUTO", "Automatic", "Mirror when the skeleton's sides pair; otherwise build without mirror images and say why",
+     1),
+    ("ON", "On", "Mirror every take; refuse to build when the skeleton cannot be mirrored", 2),
+)
+
+
 def mark_stale(scene):
     """Say that the scene's database no longer matches its inputs (if it has one
     built from them: an imported database does not depend on the list)."""
@@ -164,10 +174,9 @@ class MOTION_MATCHING_PG_scene(bpy.types.PropertyGroup):
     contact_radius: IntProperty(name="Contact Filter", default=6, min=0, soft_max=20,
                                 description="Median filter radius (frames) that cleans the contacts",
                                 update=_mark_stale)
-    mirror_takes: BoolProperty(
-        name="Mirror Takes", default=True, update=_mark_stale,
-        description="Also put each take's mirror image in the database (left and right swapped, turn_left "
-                    "tags read turn_right): twice the rows, turns and steps to both sides")
+    mirror_takes: EnumProperty(
+        name="Mirror Takes", items=MIRROR_TAKES_ITEMS, default="AUTO", update=_mark_stale,
+        description="Also put each take's mirror image in the database: left and right swapped, twice the rows")
     tag_query: StringProperty(
         name="Tag Query", default="",
         description="Restrict the search to tagged frames, e.g. 'walk or run', '(walk or run) and not stop'")
@@ -192,6 +201,8 @@ class MOTION_MATCHING_PG_scene(bpy.types.PropertyGroup):
     database_stale: BoolProperty(name="Database Stale", default=False,
                                  description="An action or a setting changed since the database was built")
     database_summary: StringProperty(name="Database", default="")
+    database_note: StringProperty(name="Database Note", default="",
+                                  description="What the last build left out and why (empty: nothing)")
     retarget: PointerProperty(type=MOTION_MATCHING_PG_retarget)
     crowd: CollectionProperty(type=MOTION_MATCHING_PG_crowd_pair, description="What Bake All bakes")
     active_crowd_pair: IntProperty(name="Active Pair", default=0)

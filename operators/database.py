@@ -3,13 +3,13 @@
 import os
 
 import bpy
-from bpy.props import BoolProperty, StringProperty
+from bpy.props import EnumProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ..core.errors import MotionMatchingError
 from ..core.io.npz_reader import MAX_INFLATED_BYTES
 from ..bridge import database_build, database_store
-from ..bridge.properties import mark_stale
+from ..bridge.properties import MIRROR_TAKES_ITEMS, mark_stale
 
 
 def _settings(context):
@@ -107,10 +107,9 @@ class MOTION_MATCHING_OT_build_database(bpy.types.Operator):
     bl_label = "Build Database"
     bl_options = {"REGISTER", "UNDO"}
 
-    mirror_takes: BoolProperty(
-        name="Mirror Takes", default=False, options={"SKIP_SAVE"},
-        description="Also put each take's mirror image in the database (when given, it becomes the scene's "
-                    "Mirror Takes setting; when not, the scene's setting is used)")
+    mirror_takes: EnumProperty(
+        name="Mirror Takes", items=MIRROR_TAKES_ITEMS, default="AUTO", options={"SKIP_SAVE"},
+        description="Mirror images of the takes; when given, it becomes the scene's Mirror Takes")
 
     @classmethod
     def poll(cls, context):
@@ -126,7 +125,7 @@ class MOTION_MATCHING_OT_build_database(bpy.types.Operator):
 
     def execute(self, context):
         settings = _settings(context)
-        before = (settings.mirror_takes, settings.database_stale)
+        before = (settings.mirror_takes, settings.database_stale)   # what a refusal puts back
         if self.properties.is_property_set("mirror_takes"):
             settings.mirror_takes = self.mirror_takes
         try:
@@ -135,7 +134,8 @@ class MOTION_MATCHING_OT_build_database(bpy.types.Operator):
             settings.mirror_takes, settings.database_stale = before   # leave the scene as it was
             self.report({"ERROR"}, "Database not built (the previous one is kept): %s" % ex)
             return {"CANCELLED"}
-        self.report({"INFO"}, "Database built: %s." % database_build.summary_text(summary))
+        self.report({"INFO"}, "Database built: %s.%s" % (database_build.summary_text(summary),
+                                                         " " + summary["note"] if summary.get("note") else ""))
         return {"FINISHED"}
 
 
@@ -198,6 +198,7 @@ class MOTION_MATCHING_OT_import_database(bpy.types.Operator, ImportHelper):
         database_store.store(context.scene, data, imported=True)
         settings.database_built = True
         settings.database_stale = False
+        settings.database_note = ""
         settings.database_summary = "%d rows, %d features (imported from %s)" % (
             db.num_rows, db.dim, os.path.basename(self.filepath))
         self.report({"INFO"}, "Loaded %s." % settings.database_summary)

@@ -50,6 +50,8 @@ class MOTION_MATCHING_PT_database(SidebarPanel, bpy.types.Panel):
             if settings.database_stale:
                 col.label(text="Out of date: an action or a setting changed", icon="ERROR")
             col.label(text=settings.database_summary, icon="CHECKMARK" if not settings.database_stale else "INFO")
+            if settings.database_note:
+                col.label(text=settings.database_note, icon="INFO")
         row = layout.row(align=True)
         row.operator("motion_matching.export_database", icon="EXPORT", text="Export")
         row.operator("motion_matching.import_database", icon="IMPORT", text="Import")

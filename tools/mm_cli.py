@@ -63,6 +63,7 @@ class Failure(Exception):
 FPS_RANGE = (1.0, 1000.0)          # Blender's own frame-rate range
 SCALE_RANGE = (0.0001, 1000000.0)  # the range of the importers' Scale option
 AXES = ("X", "Y", "Z", "-X", "-Y", "-Z")  # the choices of Blender's importers
+MIRROR_CHOICES = ("auto", "on", "off")   # the database's Mirror Takes (its Automatic, On, Off)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -98,8 +99,11 @@ def parse(argv):
                     help="export the baked action to a .bvh, .fbx, .glb or .gltf file (repeatable)")
     ap.add_argument("--fps", type=float, default=24.0, help="the scene's frame rate (default 24)")
     ap.add_argument("--tag-query", default="", help="restrict matching to tagged frames, e.g. 'walk or run'")
-    ap.add_argument("--mirror-takes", action=argparse.BooleanOptionalAction, default=None,
-                    help="also put each take's mirror image in the database (default: the add-on's default)")
+    ap.add_argument("--mirror-takes", nargs="?", const="on", type=str.lower, choices=MIRROR_CHOICES, default=None,
+                    help="the database's Mirror Takes: auto (mirror when the skeleton can be mirrored, else say why "
+                         "and build without), on (refuse then) or off; alone: on (default: the add-on's, auto)")
+    ap.add_argument("--no-mirror-takes", dest="mirror_takes", action="store_const", const="off",
+                    help="the same as --mirror-takes off")
     ap.add_argument("--out", metavar="DIR", help="output folder")
     ap.add_argument("--top-view", metavar="FILE", help="also render a top view of the bake to this PNG")
     group = ap.add_argument_group("bake settings", "one per knob of core.bake.settings (default: its default)")
@@ -472,7 +476,10 @@ def database(args):
     if args.mirror_takes is None:
         call(ops.build_database)
     else:
-        call(ops.build_database, mirror_takes=args.mirror_takes)
+        call(ops.build_database, mirror_takes=args.mirror_takes.upper())
+    print("database: %s" % scene.motion_matching.database_summary)
+    if scene.motion_matching.database_note:
+        print(scene.motion_matching.database_note)
     return armatures
 
 

@@ -27,7 +27,7 @@ import re
 
 import numpy as np
 
-from . import humanoid_names
+from . import side_names
 from ..maths import transforms as tf
 from ..errors import MotionMatchingError
 
@@ -43,16 +43,6 @@ class MirrorError(MotionMatchingError):
     """A skeleton or feature set that cannot be mirrored."""
 
 
-# Side words a name may carry, each with its opposite, longest first so that
-# "Left" is not read as "L" + "eft".
-_SIDE_WORDS = (("left", "right"), ("lft", "rgt"))
-_WORD_RE = re.compile(r"(?i)left|right|lft|rgt")
-# A lone side letter: at the start or after a separator, and followed by a
-# separator, the end, or a capitalised word ("l_thigh", "hand.L", "LHipJoint";
-# not "ROOT").
-_LETTER_RE = re.compile(r"(?:(?<=^)|(?<=[._\-: |]))([LlRr])(?=$|[._\-: |]|[A-Z][a-z])")
-
-
 def _swap_case(word, target):
     if word.isupper():
         return target.upper()
@@ -61,29 +51,14 @@ def _swap_case(word, target):
     return target
 
 
-def _candidates(name):
-    """Names ``name`` may have on the other side, one side marker swapped each."""
-    out = []
-    for m in _WORD_RE.finditer(name):
-        w = m.group(0).lower()
-        other = next(b if a == w else a for a, b in _SIDE_WORDS if w in (a, b))
-        out.append(name[:m.start()] + _swap_case(m.group(0), other) + name[m.end():])
-    for m in _LETTER_RE.finditer(name):
-        c = m.group(1)
-        other = {"L": "R", "R": "L", "l": "r", "r": "l"}[c]
-        out.append(name[:m.start(1)] + other + name[m.end(1):])
-    return out
-
-
 def counterpart_name(name, names):
-    """The bone of ``names`` on the other side of ``name``; ``name`` itself when
-    it names no side (as core.skeleton.humanoid_names reads names); None when it names a side
-    whose counterpart is missing."""
-    known = set(names)
-    for c in _candidates(name):
-        if c in known and c != name:
-            return c
-    return None if humanoid_names.BoneName(0, name).side else name
+    """The bone of ``names`` on the other side of ``name`` (side names read by
+    :mod:`.side_names`, the rule the humanoid mapping uses too); ``name`` itself
+    when it names no side; None when it names a side whose counterpart is missing."""
+    other = side_names.counterpart_candidate(name)
+    if other is None:
+        return name
+    return other if other in (names if isinstance(names, (set, frozenset, dict)) else set(names)) else None
 
 
 def pair_bones(names, parents, heads=None, mapping=None):
@@ -109,11 +84,12 @@ def pair_bones(names, parents, heads=None, mapping=None):
             elif joint.startswith("Right") and bone in index and not mapping.get("Left" + joint[5:]):
                 raise MirrorError("The skeleton cannot be mirrored: %s (%s) has no left-side counterpart."
                                   % (bone, joint))
+    known = set(names)
     for i, n in enumerate(names):
         if i in fixed:
             pairs[i] = fixed[i]
             continue
-        other = counterpart_name(n, names)
+        other = counterpart_name(n, known)
         if other is None:
             raise MirrorError("The skeleton cannot be mirrored: bone %s names a side, but there is no bone "
                               "of the same name on the other side." % n)
@@ -183,18 +159,23 @@ def channel_maps(rest, pairs, mirror):
 def mirror_channels(locations, quaternions, pairs, maps, block=4096):
     """Local channels of the mirrored take: (F, J, 3) locations and (F, J, 4)
     quaternions (w x y z) in, the same shapes out (float64, quaternions sign-
-    continuous along the frames). Works ``block`` frames at a time (memory)."""
+    continuous along the frames). ``maps``: each bone's ``L_b`` (J, 3, 3) from
+    :func:`channel_maps`, or a :class:`.mirror_maps.ChannelMap`. Works
+    ``block`` frames at a time (memory)."""
     locations, quaternions = np.asarray(locations), np.asarray(quaternions)
     F, J = quaternions.shape[:2]
     loc_m, quat = np.empty((F, J, 3)), np.empty((F, J, 4))
-    lt = np.swapaxes(maps, -1, -2)
+    if hasattr(maps, "left"):
+        left, right, shift = maps.left, maps.right, maps.shift
+    else:
+        left, right, shift = np.swapaxes(maps, -1, -2), maps, np.zeros((J, 3))
     for f0 in range(0, F, block):
         f1 = min(F, f0 + block)
         loc = locations[f0:f1, pairs].astype(np.float64)
         rot = tf.quat_to_matrix(quaternions[f0:f1, pairs].astype(np.float64))
-        # t' = L^T t (row vectors: t L) and R' = L^T R L, bone by bone.
-        loc_m[f0:f1] = np.einsum("fji,jik->fjk", loc, maps)
-        quat[f0:f1] = tf.matrix_to_quat(lt[None] @ rot @ maps[None])
+        # t' = A t + d and R' = A R L, bone by bone (A = L^T for a symmetric rest).
+        loc_m[f0:f1] = np.einsum("jki,fji->fjk", left, loc) + shift
+        quat[f0:f1] = tf.matrix_to_quat(left[None] @ rot @ right[None])
     # Keep each bone's first quaternion on the side of its counterpart's, then continuous.
     flip = np.einsum("jk,jk->j", quat[0], quaternions[0, pairs].astype(np.float64)) < 0.0
     quat[:, flip] *= -1.0

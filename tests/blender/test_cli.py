@@ -29,6 +29,7 @@ def test_cli_writes_blend_and_report(tmp_path):
     report = json.loads((out / "report.json").read_text())
     assert report["fps"] == 30 and report["frames"] == 301
     assert "searches / jumps" in proc.stdout and "tracking error" in proc.stdout
+    assert "from 1 action and their mirror images" in proc.stdout   # the sample's sides pair (Automatic)
 
 
 def test_cli_fails_in_one_line(tmp_path):
@@ -55,3 +56,39 @@ def test_cli_honours_a_scenario_files_facing(tmp_path):
     assert report["facing_error_asked_mean_deg"] < 20.0     # the upper body keeps the asked facing
     # ... and the hip joints' figure, beside it, shows the legs turned toward travel.
     assert report["hips_facing_error_asked_mean_deg"] > report["facing_error_asked_mean_deg"] + 10.0
+
+
+def _one_eyed_take(path):
+    """The sample take with a left eye and no right one: its sides do not pair."""
+    import numpy as np
+
+    import bvh_writer
+    from core.io import bvh_parse
+
+    bvh = bvh_parse.read_bvh(SAMPLE_TAKE)
+    names, parents, offsets, channels, ends = bvh_writer.sample_layout(bvh)
+    head = names.index("Head")
+    at = int(bvh.channel_start[head]) + len(channels[head])   # the eye's columns follow the head's
+    motion = np.insert(bvh.motion, [at] * 3, 0.0, axis=1)
+    bvh_writer.write_bvh(path, names + ["LeftEye"], parents + [head], np.vstack([offsets, [[3.0, 8.0, 9.0]]]),
+                         channels + [("Zrotation", "Xrotation", "Yrotation")], motion, bvh.frame_time,
+                         end_sites=ends)
+    return path
+
+
+def test_cli_builds_without_mirror_images_when_the_sides_do_not_pair_and_says_why(tmp_path):
+    take = _one_eyed_take(str(tmp_path / "one_eye.bvh"))
+    why = ("the skeleton cannot be mirrored: bone LeftEye names a side, but there is no bone of the same name "
+           "on the other side")
+    # Mirror Takes On: refused in one line, before anything is written.
+    proc = _run("--bvh", take, "--mirror-takes", "on", "--scenario", "straight_walk", "--out", str(tmp_path / "on"))
+    assert proc.returncode == 1
+    lines = [l for l in proc.stderr.splitlines() if l.startswith("mm_cli:")]
+    assert len(lines) == 1 and why[1:] in lines[0] and "set Mirror Takes to Automatic or Off" in lines[0], lines
+    assert not (tmp_path / "on" / "baked.blend").exists()
+    # The default (Automatic): built from the take alone, and the output says why.
+    proc = _run("--bvh", take, "--scenario", "straight_walk", "--out", str(tmp_path / "auto"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "No mirror images (Mirror Takes is Automatic), because %s." % why in proc.stdout
+    assert "from 1 action without mirror images" in proc.stdout
+    assert (tmp_path / "auto" / "baked.blend").is_file()

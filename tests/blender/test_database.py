@@ -26,7 +26,7 @@ def _add_and_build(obj):
     obj.select_set(True)
     assert bpy.ops.motion_matching.database_add_action() == {"FINISHED"}
     # The take alone (its rows are checked against its frames; mirror images: test_mirror_database.py).
-    assert bpy.ops.motion_matching.build_database(mirror_takes=False) == {"FINISHED"}
+    assert bpy.ops.motion_matching.build_database(mirror_takes="OFF") == {"FINISHED"}
     store = H.addon_module("bridge.database_store")
     return store.load(bpy.context.scene)
 

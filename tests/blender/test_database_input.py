@@ -21,7 +21,7 @@ def _store():
 def _build_sample():
     obj = H.import_ours(SAMPLE_TAKE, global_scale=0.01, add_virtual_root=True)
     assert bpy.ops.motion_matching.database_add_action() == {"FINISHED"}
-    assert bpy.ops.motion_matching.build_database(mirror_takes=False) == {"FINISHED"}   # the take's rows alone
+    assert bpy.ops.motion_matching.build_database(mirror_takes="OFF") == {"FINISHED"}   # the take's rows alone
     return obj
 
 

@@ -52,7 +52,7 @@ def _database(obj):
     if not obj.data.motion_matching.root_bone:
         assert bpy.ops.motion_matching.add_virtual_root() == {"FINISHED"}
     assert bpy.ops.motion_matching.database_add_action() == {"FINISHED"}
-    assert bpy.ops.motion_matching.build_database(mirror_takes=False) == {"FINISHED"}
+    assert bpy.ops.motion_matching.build_database(mirror_takes="OFF") == {"FINISHED"}
     return H.addon_module("bridge.database_store").load(bpy.context.scene)
 
 

@@ -39,7 +39,7 @@ def _keys(obj):
 
 def _build():
     assert bpy.ops.motion_matching.database_add_action() == {"FINISHED"}
-    return bpy.ops.motion_matching.build_database(mirror_takes=False)
+    return bpy.ops.motion_matching.build_database(mirror_takes="OFF")
 
 
 def test_a_moving_ground_root_is_the_virtual_root(takes):
@@ -116,8 +116,8 @@ def test_build_without_a_root_points_to_add_virtual_root_which_then_works(takes)
     assert bpy.ops.motion_matching.database_add_action() == {"FINISHED"}
     store = H.addon_module("bridge.database_store")
     with pytest.raises(RuntimeError, match="has no virtual root bone: add one"):
-        bpy.ops.motion_matching.build_database(mirror_takes=False)
+        bpy.ops.motion_matching.build_database(mirror_takes="OFF")
     assert not store.has_database(bpy.context.scene)
     assert bpy.ops.motion_matching.add_virtual_root() == {"FINISHED"}
-    assert bpy.ops.motion_matching.build_database(mirror_takes=False) == {"FINISHED"}
+    assert bpy.ops.motion_matching.build_database(mirror_takes="OFF") == {"FINISHED"}
     assert store.load(bpy.context.scene).matching.num_rows == FRAMES // 2

@@ -235,10 +235,10 @@ def test_import_and_build_memory_stay_near_the_keys():
         obj.animation_data.action, obj))
     assert peak / keys < 40, peak / keys   # was 93 bytes per key
     ops.database_add_action()
-    peak = _traced_peak(lambda: ops.build_database(mirror_takes=False))
+    peak = _traced_peak(lambda: ops.build_database(mirror_takes="OFF"))
     assert peak / keys < 70, peak / keys   # was 109 bytes per key
     # Mirror Takes doubles the rows (and the stored arrays): twice the take's bound.
-    peak = _traced_peak(lambda: ops.build_database(mirror_takes=True))
+    peak = _traced_peak(lambda: ops.build_database(mirror_takes="ON"))
     assert peak / keys < 140, peak / keys
 
 

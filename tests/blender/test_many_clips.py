@@ -87,7 +87,7 @@ def test_a_folder_imports_in_one_call_and_builds(clip_folder):
         frames = keys[('pose.bones["Hips"].location', 0)][:, 0]
         assert np.array_equal(keys[('pose.bones["%s"].location' % root, 0)][:, 0], frames)
     # The build takes every clip in one step.
-    assert bpy.ops.motion_matching.build_database(mirror_takes=False) == {"FINISHED"}
+    assert bpy.ops.motion_matching.build_database(mirror_takes="OFF") == {"FINISHED"}
     summary = bpy.context.scene.motion_matching.database_summary
     assert "from 4 actions" in summary, summary
     store = H.addon_module("bridge.database_store")
@@ -217,7 +217,7 @@ def test_tags_from_file_names(tmp_path, clip_folder):
                                                   ("*-turn-right*", "turn_right")]
     assert bpy.ops.motion_matching.import_bvh(directory=str(clip_folder), global_scale=0.01,
                                               add_virtual_root=True) == {"FINISHED"}
-    assert bpy.ops.motion_matching.build_database(mirror_takes=False) == {"FINISHED"}
+    assert bpy.ops.motion_matching.build_database(mirror_takes="OFF") == {"FINISHED"}
     assert not bpy.context.scene.motion_matching.database_stale
     assert bpy.ops.motion_matching.tags_from_file_names() == {"FINISHED"}
     assert bpy.context.scene.motion_matching.database_stale

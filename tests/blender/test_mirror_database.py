@@ -30,8 +30,9 @@ def test_the_option_reaches_the_operator_and_the_rows_are_mirrored(tmp_path):
     # Tag a turn so that the mirror's tag can be checked.
     tag = obj.animation_data.action.motion_matching.tags.add()
     tag.name, tag.frame_start, tag.frame_end = "turn_left", 100, 160
-    assert bpy.ops.motion_matching.build_database(mirror_takes=True) == {"FINISHED"}
-    assert settings.mirror_takes and not settings.database_stale
+    assert settings.mirror_takes == "AUTO"    # the default
+    assert bpy.ops.motion_matching.build_database(mirror_takes="ON") == {"FINISHED"}
+    assert settings.mirror_takes == "ON" and not settings.database_stale and settings.database_note == ""
     assert "and their mirror images" in settings.database_summary
     database = _store().load(bpy.context.scene)
     db = database.matching
@@ -73,19 +74,19 @@ def test_the_option_reaches_the_operator_and_the_rows_are_mirrored(tmp_path):
     # The imported database does not depend on the list's settings; one built
     # here does: turning the option off makes it out of date; built off, it is
     # the take alone.
-    settings.mirror_takes = False
+    settings.mirror_takes = "OFF"
     assert not settings.database_stale
-    settings.mirror_takes = True
+    settings.mirror_takes = "AUTO"
     assert bpy.ops.motion_matching.build_database() == {"FINISHED"}
-    assert not settings.database_stale
-    settings.mirror_takes = False
+    assert not settings.database_stale and _store().load(bpy.context.scene).matching.num_rows == 2 * n
+    settings.mirror_takes = "OFF"
     assert settings.database_stale
     assert bpy.ops.motion_matching.build_database() == {"FINISHED"}
     database3 = _store().load(bpy.context.scene)
-    assert database3.matching.num_rows == n and database3.clips.mirrored is None and not settings.mirror_takes
-    assert not database3.clips.is_mirror(0)
+    assert database3.matching.num_rows == n and database3.clips.mirrored is None and settings.mirror_takes == "OFF"
+    assert not database3.clips.is_mirror(0) and settings.database_note == ""
     # From the panel (invoke) the scene's setting is the operator's.
-    settings.mirror_takes = True
+    settings.mirror_takes = "AUTO"
     assert bpy.ops.motion_matching.build_database("INVOKE_DEFAULT") == {"FINISHED"}
     assert _store().load(bpy.context.scene).matching.num_rows == 2 * n and not settings.database_stale
 
@@ -127,7 +128,7 @@ def _bake_joints(obj, path, tmp_path, name):
         return names, parents, world, json.load(fh)
 
 
-@pytest.mark.parametrize("mirror_takes", [True, False])
+@pytest.mark.parametrize("mirror_takes", ["AUTO", "OFF"])
 def test_a_take_and_its_mirror_bake_mirror_images_along_mirror_paths(tmp_path, mirror_takes):
     obj = _sample_listed()
     bpy.context.scene.render.fps = 30
@@ -139,7 +140,7 @@ def test_a_take_and_its_mirror_bake_mirror_images_along_mirror_paths(tmp_path, m
     pairs = core_mirror.pair_bones(names, parents)
     back = b[:, pairs] * np.array([-1.0, 1.0, 1.0])
     off = np.linalg.norm(back - a, axis=-1)
-    if mirror_takes:
+    if mirror_takes != "OFF":
         # The same choices, mirrored: the mirrored rows are the take's reflection up to
         # its skeleton's 0.03 mm of left/right asymmetry and float32 storage (features
         # within 2e-4), far below any cost gap a search decides on; 1 mm per joint.
@@ -153,23 +154,147 @@ def test_a_take_and_its_mirror_bake_mirror_images_along_mirror_paths(tmp_path, m
         assert off.max() > 0.05, off.max()
 
 
-def test_a_skeleton_whose_sides_do_not_pair_is_refused_and_nothing_changes():
-    obj = _sample_listed()
-    settings = bpy.context.scene.motion_matching
-    assert bpy.ops.motion_matching.build_database(mirror_takes=False) == {"FINISHED"}
-    # A left eye with no right one.
+def _add_left_eye(obj):
+    """A left eye with no right one: the skeleton's sides no longer pair."""
     bpy.context.view_layer.objects.active = obj
     bpy.ops.object.mode_set(mode="EDIT")
     eye = obj.data.edit_bones.new("LeftEye")
     eye.head, eye.tail = (0.03, -0.08, 1.7), (0.03, -0.1, 1.7)
     eye.parent = obj.data.edit_bones["Head"]
     bpy.ops.object.mode_set(mode="OBJECT")
+
+
+def test_a_skeleton_whose_sides_do_not_pair_builds_by_default_and_says_why():
+    obj = _sample_listed()
+    _add_left_eye(obj)
+    settings = bpy.context.scene.motion_matching
+    assert settings.mirror_takes == "AUTO"
+    assert bpy.ops.motion_matching.build_database() == {"FINISHED"}
+    database = _store().load(bpy.context.scene)
+    assert database.clips.mirrored is None and len(database.clips.actions) == 1
+    assert settings.database_note == (
+        "No mirror images (Mirror Takes is Automatic), because the skeleton cannot be mirrored: bone LeftEye names a "
+        "side, but there is no bone of the same name on the other side.")
+    assert "without mirror images" in settings.database_summary and settings.mirror_takes == "AUTO"
+
+
+def test_a_skeleton_whose_sides_do_not_pair_is_refused_with_on_and_nothing_changes():
+    obj = _sample_listed()
+    settings = bpy.context.scene.motion_matching
+    assert bpy.ops.motion_matching.build_database(mirror_takes="OFF") == {"FINISHED"}
+    settings.mirror_takes = "AUTO"
+    assert bpy.ops.motion_matching.build_database() == {"FINISHED"}   # the sample mirrors
+    assert len(_store().load(bpy.context.scene).clips.actions) == 2
+    _add_left_eye(obj)
     store = _store()
     before = store.raw_bytes(bpy.context.scene)
-    stale_before = settings.database_stale
+    stale_before, summary_before = settings.database_stale, settings.database_summary
     with pytest.raises(RuntimeError, match="The skeleton cannot be mirrored: bone LeftEye names a side, but "
-                                           "there is no bone of the same name on the other side; turn Mirror "
-                                           "Takes off \\(Database panel\\) to build from the takes alone."):
-        bpy.ops.motion_matching.build_database(mirror_takes=True)
+                                           "there is no bone of the same name on the other side; set Mirror "
+                                           "Takes to Automatic or Off \\(Database panel\\) to build from the "
+                                           "takes alone."):
+        bpy.ops.motion_matching.build_database(mirror_takes="ON")
     assert store.raw_bytes(bpy.context.scene) == before
-    assert not settings.mirror_takes and settings.database_stale == stale_before
+    assert settings.mirror_takes == "AUTO" and settings.database_stale == stale_before
+    assert settings.database_summary == summary_before and settings.database_note == ""
+
+
+@pytest.mark.parametrize("stored, choice", [(0, "OFF"), (1, "AUTO")])
+def test_files_saved_with_the_old_switch_load_as_off_and_automatic(tmp_path, stored, choice):
+    # Mirror Takes was a switch, kept in the file as 0 or 1.
+    settings = bpy.context.scene.motion_matching
+    settings["mirror_takes"] = stored
+    path = str(tmp_path / "old.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.context.scene.motion_matching.mirror_takes == "AUTO"   # a new scene: the default
+    bpy.ops.wm.open_mainfile(filepath=path)
+    assert bpy.context.scene.motion_matching.mirror_takes == choice
+
+
+# ----------------------------------------------------------------------------
+# A rest pose that is not a T-pose
+
+
+def _euler_zxy(m):
+    """Degrees (z, x, y) with Rz @ Rx @ Ry = m (the BVH order Zrotation Xrotation Yrotation)."""
+    x = np.arcsin(np.clip(m[..., 2, 1], -1.0, 1.0))
+    y = np.arctan2(-m[..., 2, 0], m[..., 2, 2])
+    z = np.arctan2(-m[..., 0, 1], m[..., 1, 1])
+    return np.degrees(np.stack([z, x, y], axis=-1))
+
+
+def _turn_x_onto(d):
+    """A rotation taking +X onto the unit vector ``d`` (Rodrigues)."""
+    x = np.array([1.0, 0.0, 0.0])
+    axis = np.cross(x, d)
+    s, c = np.linalg.norm(axis), float(x @ d)
+    if s < 1e-12:
+        return np.eye(3) if c > 0 else np.diag([-1.0, -1.0, 1.0])
+    k = axis / s
+    cross = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    return np.eye(3) + s * cross + (1.0 - c) * cross @ cross
+
+
+def _write_x_rest_twin(path):
+    """The sample take on a skeleton whose rest bones lie along their parent's X
+    axis (Bandai Namco style): each joint's frame turned by a constant C_j (the
+    hips keep theirs), offsets C_q^T o_j, rotations C_q^T R_j C_j; the same
+    joints in world space on every frame."""
+    from core.io import bvh_convert, bvh_parse
+    import bvh_writer
+
+    bvh = bvh_parse.read_bvh(SAMPLE_TAKE)
+    names, parents, offsets, _channels, ends = bvh_writer.sample_layout(bvh)
+    motion = bvh_convert.to_blender(bvh, 1.0)
+    local = tf.quat_to_matrix(motion.rotations)
+    J = len(names)
+    turn = np.tile(np.eye(3), (J, 1, 1))
+    for j in range(J):
+        kids = [k for k in range(J) if parents[k] == j]
+        if parents[j] >= 0 and kids:
+            turn[j] = _turn_x_onto(offsets[kids[0]] / np.linalg.norm(offsets[kids[0]]))
+    up = np.array([turn[p] if p >= 0 else np.eye(3) for p in parents])
+    offsets_x = np.einsum("jki,jk->ji", up, offsets)
+    ends_x = {j: tuple(turn[j].T @ np.asarray(e)) for j, e in ends.items()}
+    local_x = np.swapaxes(up, -1, -2)[None] @ local @ turn[None]
+    root = int(np.nonzero(np.asarray(parents) < 0)[0][0])
+    columns = [motion.offsets[root][None] + motion.translations[:, root]]
+    channels = []
+    for j in range(J):
+        columns.append(_euler_zxy(local_x[:, j]))
+        channels.append((("Xposition", "Yposition", "Zposition") if j == root else ())
+                        + ("Zrotation", "Xrotation", "Yrotation"))
+    rows = np.concatenate(columns, axis=1)
+    bvh_writer.write_bvh(path, names, parents, offsets_x, channels, rows, bvh.frame_time, end_sites=ends_x)
+    twin = bvh_convert.to_blender(bvh_parse.read_bvh(path), 1.0)
+    # The twin plays the same joints (to the file's 6 decimals) from a rest pose that is no T-pose.
+    assert np.abs(twin.world_positions() - motion.world_positions()).max() < 1e-3   # cm
+    assert np.abs(twin.heads - motion.heads).max() > 50.0
+    return path
+
+
+def _mirrored_joints(path):
+    """World joint positions (F, J, 3) of the mirrored rows of a database built
+    from ``path`` with Mirror Takes On, with the bone names."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    obj = _sample_listed() if path == SAMPLE_TAKE else H.import_ours(path, global_scale=0.01, add_virtual_root=True)
+    if path != SAMPLE_TAKE:
+        assert bpy.ops.motion_matching.database_add_action() == {"FINISHED"}
+    assert bpy.ops.motion_matching.build_database(mirror_takes="ON") == {"FINISHED"}
+    database = _store().load(bpy.context.scene)
+    first = int(database.matching.clip_offsets[1])
+    sk, poses = database.skeleton, database.poses
+    basis = tf.compose(poses.locations[first:].astype(np.float64),
+                       tf.quat_to_matrix(poses.rotations[first:].astype(np.float64)))
+    world = np.asarray(obj.matrix_world) @ tf.pose_fk(sk.parents, sk.rest, basis, sk.offsets)
+    return list(sk.names), world[..., :3, 3]
+
+
+def test_a_rest_pose_along_x_mirrors_to_the_same_joints_as_the_t_pose(tmp_path):
+    twin = _write_x_rest_twin(str(tmp_path / "x_rest.bvh"))
+    names_x, joints_x = _mirrored_joints(twin)
+    names, joints = _mirrored_joints(SAMPLE_TAKE)
+    assert names_x == names and joints_x.shape == joints.shape
+    off = np.linalg.norm(joints_x - joints, axis=-1)
+    assert off.max() < 1e-3, off.max()   # within 1 mm on every joint of every mirrored frame

@@ -18,7 +18,7 @@ def _sample_with_db(tags=()):
         t = obj.animation_data.action.motion_matching.tags.add()
         t.name, t.frame_start, t.frame_end = name, a, b
     assert bpy.ops.motion_matching.database_add_action() == {"FINISHED"}
-    assert bpy.ops.motion_matching.build_database(mirror_takes=False) == {"FINISHED"}   # the take's rows alone
+    assert bpy.ops.motion_matching.build_database(mirror_takes="OFF") == {"FINISHED"}   # the take's rows alone
     return obj
 
 

@@ -26,10 +26,12 @@ def test_good_arguments(base, tmp_path):
     scenario = tmp_path / "path.json"
     scenario.write_text('{"points": []}')   # a file is checked when the controller reads it
     assert mm_cli.parse(base + ["--scenario", str(scenario), "--fps", "1000"]).scenario == str(scenario)
-    # Mirror Takes: unset (the add-on's default), on or off.
+    # Mirror Takes: unset (the add-on's default), a choice, on alone, off as before.
     assert mm_cli.parse(base).mirror_takes is None
-    assert mm_cli.parse(base + ["--mirror-takes"]).mirror_takes is True
-    assert mm_cli.parse(base + ["--no-mirror-takes"]).mirror_takes is False
+    assert mm_cli.parse(base + ["--mirror-takes"]).mirror_takes == "on"
+    assert mm_cli.parse(base + ["--mirror-takes", "AUTO"]).mirror_takes == "auto"
+    assert mm_cli.parse(base + ["--mirror-takes=off"]).mirror_takes == "off"
+    assert mm_cli.parse(base + ["--no-mirror-takes"]).mirror_takes == "off"
 
 
 BAD = [
@@ -49,6 +51,7 @@ BAD = [
     (["--axis-forward", "Y"], "--axis-forward Y and --axis-up Y are on the same axis: choose two different axes."),
     (["--axis-forward", "-X", "--axis-up", "X"], "--axis-forward -X and --axis-up X are on the same axis"),
     (["--handedness", "UP"], "Argument --handedness: invalid choice: 'UP'"),
+    (["--mirror-takes", "maybe"], "Argument --mirror-takes: invalid choice: 'maybe'"),
     (["--scenario", "nope"], "--scenario 'nope' is neither a built-in scenario (circle, showcase, straight_walk) nor a file."),
     (["--tag-query", "(walk"], "--tag-query: Tag query '(walk': expected ')' at position 5"),
     (["--tag-query", "walk and"], "--tag-query: Tag query 'walk and': expected a tag name after 'and'"),
