@@ -30,6 +30,7 @@ import numpy as np
 from . import side_names
 from ..maths import transforms as tf
 from ..errors import MotionMatchingError
+from ..maths import svd3
 
 __all__ = ["MirrorError", "counterpart_name", "pair_bones", "reflection", "root_plane", "channel_maps",
            "mirror_channels", "mirror_points", "feature_mirror", "mirror_tag_name", "rest_asymmetry"]
@@ -145,8 +146,7 @@ def check_rest(names, rest, pairs, mirror, tolerance=REST_TOLERANCE):
 
 
 def _nearest_orthogonal(m):
-    u, _s, vt = np.linalg.svd(m)
-    return u @ vt
+    return svd3.nearest_orthogonal(m)
 
 
 def channel_maps(rest, pairs, mirror):

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..maths import transforms as tf
+from ..maths import svd3, transforms as tf
 from .mirror import REST_TOLERANCE, MirrorError, rest_asymmetry, reflection
 
 # A location shift d_b under this fraction of the skeleton's height is dropped.
@@ -54,8 +54,7 @@ class ChannelMap:
 
 
 def nearest_orthogonal(m):
-    u, _s, vt = np.linalg.svd(m)
-    return u @ vt
+    return svd3.nearest_orthogonal(m)
 
 
 def body_plane(heads, pairs):
@@ -66,8 +65,8 @@ def body_plane(heads, pairs):
     diff = heads - heads[pairs]
     if not np.any(np.linalg.norm(diff, axis=1) > 0):
         raise MirrorError("The skeleton cannot be mirrored: no bone has a counterpart on the other side.")
-    _w, vecs = np.linalg.eigh(diff.T @ diff)
-    return reflection(0.5 * (heads + heads[pairs]).mean(axis=0), vecs[:, -1])
+    _w, vecs = svd3.symmetric_eigen(diff.T @ diff)
+    return reflection(0.5 * (heads + heads[pairs]).mean(axis=0), vecs[:, 0])
 
 
 def most_symmetric(poses, pairs, parents):
@@ -91,10 +90,7 @@ def _refined(reflect, offsets_q, offsets_p, weight):
     """The reflection nearest ``reflect`` that carries the offsets ``offsets_q``
     (n, 3) onto ``offsets_p`` (least squares; det -1)."""
     h = offsets_p.T @ offsets_q + weight * reflect
-    u, _s, vt = np.linalg.svd(h)
-    fix = np.eye(3)
-    fix[2, 2] = -np.linalg.det(u @ vt)
-    return u @ fix @ vt
+    return svd3.nearest_with_determinant(h, -1.0)
 
 
 def _reflections(parents, pairs, rest, offsets, mirror, reference, plane, height):
