@@ -102,7 +102,7 @@ def test_preview_follows_settings_keys_database_and_tag_query(take_on_path):
     for name, a, b in (("walk", 1, 2100), ("run", 2500, 3600)):
         tag = take.motion_matching.tags.add()
         tag.name, tag.frame_start, tag.frame_end = name, a, b
-    assert bpy.ops.motion_matching.build_database(mirror_takes=False) == {"FINISHED"}
+    assert bpy.ops.motion_matching.build_database(mirror_takes="OFF") == {"FINISHED"}
     _followed(scene)
     after = _check_follows(obj)
     assert _moved(before, after) > 1e-3
