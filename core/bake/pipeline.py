@@ -39,7 +39,7 @@ from .playback import play_rows, time_warp_state
 from .resume import Trace, resume_from
 from .pose import forward_kinematics, inertialize, pose_root_bone, warped_pose
 from .root_motion import RootMotion
-from .rows import next_rows, row_deltas, yaw_of
+from .rows import next_rows, yaw_of
 from .settings import MAX_LOOK_AHEAD, BakeError, BakeSettings, Knob, knob, knobs
 from .strafe import spine_shares, strafe_warp, turn_upper_body, upper_body_chain
 from .trajectory import trajectory_queries
@@ -103,7 +103,7 @@ def bake(*args, progress=None, **kwargs):
 
 def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, controller_facing,
                settings=None, allowed=None, index=None, root_positions=None, root_quats=None,
-               toe_speeds=None, playable=None, previous=None):
+               toe_speeds=None, playable=None, previous=None, cache=None):
     """Run motion matching along ``controller_pos`` (S, 3), sampled every
     1/fps seconds of the database, in the armature's space.
 
@@ -119,6 +119,9 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     baked toe, which the path's corrections may be dragging, is still).
     ``previous``: the ``trace`` of an earlier result (core.bake.resume), to
     play again only from the steps whose inputs changed; the result is the same.
+    ``cache(key, make)`` (optional): returns ``make()``, or what it returned
+    before for ``key`` with the same database, skeleton and rows' arrays (the
+    tables made from the database alone are then made once).
 
     A generator: it yields the fraction done now and then (so a caller can show
     progress or stop early) and returns the :class:`BakeResult`. The stages are
@@ -137,19 +140,21 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     if warp is not None:
         sim_yaw = sim_yaw + warp      # the lower body's wanted facing: the search and the root follow it
     traj = trajectory_queries(db.spec, sim.positions, sim_yaw, fps)
+    made = cache or (lambda _key, make: make())
     matcher = make_matcher(db, traj, allowed, index, settings, sim, sim_yaw, root_positions, root_quats, fps,
-                           lambda: body_turn(skeleton, pose_locations, pose_rotations, root_quats), playable)
+                           lambda: made("body_turn", lambda: body_turn(skeleton, pose_locations, pose_rotations,
+                                                                       root_quats)), playable)
     # 2 and 4. The rows played (searches, jumps) and the root, step by step; from
     # a state the previous bake kept when only later steps' inputs changed.
     inputs = (ctrl, sim.positions, sim_yaw, sim.velocities, traj)
-    root = RootMotion(db, root_positions, root_quats, settings, dt)
+    root = RootMotion(db, root_positions, root_quats, settings, dt, cache)
     played = yield from play_rows(db, ctrl, sim.positions, sim_yaw, sim.velocities, matcher, root, settings, fps,
-                                   time_warp_state(db, root, sim.velocities, settings, fps),
+                                   time_warp_state(db, root, sim.velocities, settings, fps, cache),
                                    resume_from(previous, settings, db, allowed, playable, inputs))
     trace = Trace(settings, db, allowed, playable, inputs, getattr(getattr(matcher, "ahead", None), "reach",
                                                                    lambda: 0)(), played, sim)
     # 3. The pose: the played rows' channels (blended between rows when time-warped) with inertialization at jumps.
-    row_steps = row_deltas(db, root_positions, root_quats)[0]
+    row_steps = root.dpos       # each row's own ground travel into the next (core.bake.rows.row_deltas)
     if played.phase is None:
         locs, rots = inertialize(pose_locations, pose_rotations, played.rows, played.jumped, skeleton.hips,
                                   next_rows(db), fps, settings.search.inertialization_halflife)
