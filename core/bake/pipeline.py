@@ -143,7 +143,7 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     made = cache or (lambda _key, make: make())
     matcher = make_matcher(db, traj, allowed, index, settings, sim, sim_yaw, root_positions, root_quats, fps,
                            lambda: made("body_turn", lambda: body_turn(skeleton, pose_locations, pose_rotations,
-                                                                       root_quats)), playable)
+                                                                       root_quats)), playable, cache)
     # 2 and 4. The rows played (searches, jumps) and the root, step by step; from
     # a state the previous bake kept when only later steps' inputs changed.
     inputs = (ctrl, sim.positions, sim_yaw, sim.velocities, traj)
@@ -153,8 +153,26 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
                                    resume_from(previous, settings, db, allowed, playable, inputs))
     trace = Trace(settings, db, allowed, playable, inputs, getattr(getattr(matcher, "ahead", None), "reach",
                                                                    lambda: 0)(), played, sim)
+    played, locs, rots, root_quat, contacts, locked, lock_count, toes = _pose_and_legs(
+        db, pose_locations, pose_rotations, skeleton, played, root.dpos, warp, settings, fps, toe_speeds)
+    rots = tf.quat_unroll(tf.quat_normalize(rots), axis=0)
+    yield 1.0
+    return BakeResult(dt=dt, locations=locs, rotations=rots, rows=played.rows, searched=played.searched,
+                      jumped=played.jumped, cost=played.cost, contacts=contacts, locked=locked,
+                      lock_count=lock_count, root_pos=played.root_pos, root_quat=root_quat,
+                      sim_pos=sim.positions, controller=ctrl, toes=toes, trace=trace)
+
+
+def _pose_and_legs(db, pose_locations, pose_rotations, skeleton, played, row_steps, warp, settings, fps,
+                   toe_speeds):
+    """Stages 3 and 5 after the loop: the pose of the ``played`` rows
+    (``row_steps``: each row's own ground travel into the next, core.bake.rows.row_deltas;
+    ``warp``: the strafe's lower-body turn or None), stride warping, foot lock
+    and IK. Returns (played, with the nearest rows under the time warp,
+    locations, rotations, the root's yaw quaternions, contacts, locked, lock
+    count, toes)."""
+    dt = 1.0 / fps
     # 3. The pose: the played rows' channels (blended between rows when time-warped) with inertialization at jumps.
-    row_steps = root.dpos       # each row's own ground travel into the next (core.bake.rows.row_deltas)
     if played.phase is None:
         locs, rots = inertialize(pose_locations, pose_rotations, played.rows, played.jumped, skeleton.hips,
                                   next_rows(db), fps, settings.search.inertialization_halflife)
@@ -168,9 +186,9 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     # 5. Stride warping, foot lock and two-joint IK.
     if settings.stride_warp.enabled and skeleton.legs:
         warp_strides(skeleton, locs, rots, root_quat, played if played.phase is None else
-                      replace(played, rows=np.arange(len(ctrl))), row_steps, dt, settings.legs.knee_min_bend,
+                      replace(played, rows=np.arange(len(played.rows))), row_steps, dt, settings.legs.knee_min_bend,
                       settings.stride_warp.stride_warp_rate)
-    S = len(ctrl)
+    S = len(played.rows)
     contacts = db.contacts[played.rows] if db.contacts is not None else np.zeros((S, 2), dtype=bool)
     locked = np.zeros((S, 2), dtype=bool)
     lock_count = 0
@@ -179,12 +197,7 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
         speeds = None if toe_speeds is None else np.asarray(toe_speeds)[played.rows]
         rots, locked, lock_count, toes = apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings,
                                                          speeds)
-    rots = tf.quat_unroll(tf.quat_normalize(rots), axis=0)
-    yield 1.0
-    return BakeResult(dt=dt, locations=locs, rotations=rots, rows=played.rows, searched=played.searched,
-                      jumped=played.jumped, cost=played.cost, contacts=contacts, locked=locked,
-                      lock_count=lock_count, root_pos=played.root_pos, root_quat=root_quat,
-                      sim_pos=sim.positions, controller=ctrl, toes=toes, trace=trace)
+    return played, locs, rots, root_quat, contacts, locked, lock_count, toes
 
 
 def checked_inputs(db, controller_pos, allowed, settings):
