@@ -36,7 +36,7 @@ from .legs.apply import apply_foot_lock, toe_floor, warp_strides
 from .legs.solver import leg_points
 from .matching import body_turn, make_matcher
 from .playback import play_rows, time_warp_state
-from .resume import Trace, resume_from
+from .resume import Trace, legs_kept, resume_from
 from .pose import forward_kinematics, inertialize, pose_root_bone, warped_pose
 from .root_motion import RootMotion
 from .rows import next_rows, yaw_of
@@ -153,8 +153,10 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
                                    resume_from(previous, settings, db, allowed, playable, inputs))
     trace = Trace(settings, db, allowed, playable, inputs, getattr(getattr(matcher, "ahead", None), "reach",
                                                                    lambda: 0)(), played, sim)
+    trace.legs = {}         # what foot lock keeps, to go on from (core.bake.legs.apply)
     played, locs, rots, root_quat, contacts, locked, lock_count, toes = _pose_and_legs(
-        db, pose_locations, pose_rotations, skeleton, played, root.dpos, warp, settings, fps, toe_speeds)
+        db, pose_locations, pose_rotations, skeleton, played, root.dpos, warp, settings, fps, toe_speeds,
+        (legs_kept(previous, settings, db, len(ctrl)), trace.legs))
     rots = tf.quat_unroll(tf.quat_normalize(rots), axis=0)
     yield 1.0
     return BakeResult(dt=dt, locations=locs, rotations=rots, rows=played.rows, searched=played.searched,
@@ -164,13 +166,14 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
 
 
 def _pose_and_legs(db, pose_locations, pose_rotations, skeleton, played, row_steps, warp, settings, fps,
-                   toe_speeds):
+                   toe_speeds, legs=(None, None)):
     """Stages 3 and 5 after the loop: the pose of the ``played`` rows
     (``row_steps``: each row's own ground travel into the next, core.bake.rows.row_deltas;
     ``warp``: the strafe's lower-body turn or None), stride warping, foot lock
-    and IK. Returns (played, with the nearest rows under the time warp,
-    locations, rotations, the root's yaw quaternions, contacts, locked, lock
-    count, toes)."""
+    and IK (``legs``: what an earlier bake's foot lock kept, or None, and a
+    dict for this one's; core.bake.legs.apply.apply_foot_lock). Returns
+    (played, with the nearest rows under the time warp, locations,
+    rotations, the root's yaw quaternions, contacts, locked, lock count, toes)."""
     dt = 1.0 / fps
     # 3. The pose: the played rows' channels (blended between rows when time-warped) with inertialization at jumps.
     if played.phase is None:
@@ -196,7 +199,7 @@ def _pose_and_legs(db, pose_locations, pose_rotations, skeleton, played, row_ste
     if (settings.foot_lock.enabled or settings.toe_floor is not None) and skeleton.legs:
         speeds = None if toe_speeds is None else np.asarray(toe_speeds)[played.rows]
         rots, locked, lock_count, toes = apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings,
-                                                         speeds)
+                                                         speeds, *legs)
     return played, locs, rots, root_quat, contacts, locked, lock_count, toes
 
 
