@@ -38,13 +38,29 @@ def shift_keys(ctrl, compat, frame_from, frame_to, dy):
             fc.update()
 
 
+def finish_pending(follow):
+    """follow.finish_pending, timing each timer call: (longest on the wall
+    clock, longest in the main thread's processor time: what the UI itself
+    spends, without the time the system gives other processes)."""
+    longest = longest_cpu = 0.0
+    while True:
+        t0, c0 = time.perf_counter(), time.thread_time()
+        again = follow.tick()
+        longest, longest_cpu = max(longest, time.perf_counter() - t0), max(longest_cpu, time.thread_time() - c0)
+        if again is None:
+            return longest, longest_cpu
+        time.sleep(again)
+
+
 def edit_to_pose(scene, follow, edit):
-    """Seconds from ``edit()`` to the new pose shown, and the longest timer call."""
-    t0 = time.perf_counter()
+    """Seconds from ``edit()`` to the new pose shown (wall clock, and the
+    process's processor time, all threads), and the longest timer call (wall
+    clock, main thread's processor time)."""
+    t0, c0 = time.perf_counter(), time.process_time()
     edit()
     scene.frame_set(scene.frame_current)       # the frame change that notices the edit
-    longest = follow.finish_pending()
-    return time.perf_counter() - t0, longest
+    longest = finish_pending(follow)
+    return time.perf_counter() - t0, time.process_time() - c0, longest
 
 
 def main():
@@ -86,21 +102,25 @@ def main():
                 scene.frame_set(scene.frame_current + 1)
                 checks.append(time.perf_counter() - t)
             for where, (a, b) in (("end", (fe - 60, fe)), ("start", (fs, fs + 60))):
-                times, longest = [], []
+                times, cpu, longest = [], [], []
                 for i in range(args.repeat):
                     dy = 0.3 if i % 2 == 0 else -0.3
-                    s, worst = edit_to_pose(scene, follow, lambda: shift_keys(ctrl, compat, a, b, dy))
+                    s, c, worst = edit_to_pose(scene, follow, lambda: shift_keys(ctrl, compat, a, b, dy))
                     times.append(s)
+                    cpu.append(c)
                     longest.append(worst)
                 rows.append((label, where, fe - fs + 1, start_s, statistics.median(checks),
-                             statistics.median(times), max(longest)))
+                             statistics.median(times), statistics.median(cpu), max(w for w, _ in longest),
+                             max(c for _, c in longest)))
             bpy.ops.motion_matching.toggle_preview()
     print("Blender %s; database: %s" % (bpy.app.version_string, scene.motion_matching.database_summary))
     print("median of %d edits; seconds" % args.repeat)
-    print("%-16s %6s %7s %14s %16s %15s %14s" % ("path", "edit", "frames", "start preview", "frame change",
-                                                  "edit to pose", "longest call"))
-    for label, where, frames, start_s, check, med, worst in rows:
-        print("%-16s %6s %7d %14.3f %16.4f %15.3f %14.3f" % (label, where, frames, start_s, check, med, worst))
+    print("%-16s %6s %7s %14s %16s %15s %18s %14s %18s" % ("path", "edit", "frames", "start preview",
+                                                            "frame change", "edit to pose", "(processor time)",
+                                                            "longest call", "(processor time)"))
+    for label, where, frames, start_s, check, med, cpu, worst, worst_cpu in rows:
+        print("%-16s %6s %7d %14.3f %16.4f %15.3f %18.3f %14.3f %18.3f" % (label, where, frames, start_s, check, med,
+                                                                          cpu, worst, worst_cpu))
     addon_session.finish()
 
 

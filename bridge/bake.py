@@ -159,7 +159,8 @@ def controller_path(context, controller, armature, database, frame_start=None, f
 def with_controller(output, note, where):
     """The bridge :class:`BakeOutput` of a core one, with the database's note and
     the controller's world positions on the frames keyed."""
-    output.report.note = note
+    if output.report is not None:
+        output.report.note = note
     return BakeOutput(**output.field_values(), controller_world=core_run.on_frames(where.world, where.steps,
                                                                                    where.frames))
 

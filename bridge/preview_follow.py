@@ -133,7 +133,7 @@ def _refresh(scene):
     bake_bridge.search_index(database)      # made here: the cache is the main thread's
     shown = preview.simulation_result(scene)     # searched again only from the first step the edit reaches
     simulation = _Simulation(core_run.bake(database, where.path, settings, mm.tag_query, cache=cache,
-                                           previous=shown))
+                                           previous=shown, measure=False))     # poses only: no report shown
     frames = where.frames
     try:
         while simulation.thread.is_alive():

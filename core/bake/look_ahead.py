@@ -33,12 +33,15 @@ do over the next ``seconds``:
 Costs are in the units of the feature search (squared, normalised), so the
 feature cost (how well the candidate joins the pose playing now and matches the
 near trajectory) and these terms add up. Everything is vectorised over the
-candidates; the tables are built once per bake.
+candidates; the tables are built once per bake, or once per database when the
+bake is given a cache (core.bake.matching).
 """
 
 import copy
 import math
 from dataclasses import dataclass
+
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -109,40 +112,51 @@ def _time_in_state(db, cap):
     return np.minimum(idx - last_start, cap)
 
 
+def look_ahead_tables(db, root_positions, root_quats, allowed, fps, seconds, body_turn=None):
+    """The :class:`LookAhead`'s tables, {attribute: value}: they depend on the
+    database, the rows allowed, the rate and the horizon only (never changed
+    by a bake, so one set may serve many)."""
+    t = SimpleNamespace()
+    n = db.num_rows
+    t.db, t.fps = db, float(fps)
+    t.offsets = np.unique(np.maximum(1, np.rint(np.linspace(seconds / T.samples, seconds, T.samples) * fps)
+                                        .astype(np.int64)))
+    t.run = _run_ahead(db, allowed)
+    # Heading errors the root mends by itself by each sample time, and a free margin.
+    t.mend = T.heading_error_free + T.heading_mend_rate * t.offsets / fps
+    ends = np.asarray(db.clip_offsets[1:], dtype=np.int64)[db.clip_index] - 1
+    ahead = np.minimum(np.arange(n)[:, None] + t.offsets[None, :], ends[:, None])
+    pos = np.asarray(root_positions, dtype=np.float64)
+    yaw = 2.0 * same_everywhere.arctan2(np.asarray(root_quats)[:, 3], np.asarray(root_quats)[:, 0])
+    d = pos[ahead, :2] - pos[:, None, :2]
+    c, s = np.cos(yaw)[:, None], np.sin(yaw)[:, None]
+    # Each row's future root, in the row's own ground frame: (N, M) x, y and yaw change.
+    t.fx, t.fy = c * d[..., 0] + s * d[..., 1], -s * d[..., 0] + c * d[..., 1]
+    # The body's facing (hip joints) rather than the root's: the facing a viewer sees.
+    turn = np.zeros(n) if body_turn is None else np.asarray(body_turn, dtype=np.float64)
+    t.fyaw = springs.wrap_angle(yaw[ahead] + turn[ahead] - yaw[:, None])
+    one = np.minimum(np.arange(n) + 1, ends)
+    d1 = pos[one, :2] - pos[:, :2]
+    c1, s1 = np.cos(yaw), np.sin(yaw)
+    t.step_xy = np.column_stack([c1 * d1[:, 0] + s1 * d1[:, 1], -s1 * d1[:, 0] + c1 * d1[:, 1]])
+    t.cap = int(round(T.phase_cap * fps))
+    t.in_state = _time_in_state(db, t.cap)
+    t.contacts = (np.asarray(db.contacts, dtype=bool) if db.contacts is not None
+                  else np.zeros((n, 2), dtype=bool))
+    t.ahead_contacts = t.contacts[ahead]          # (N, M, 2)
+    t.contact_list = t.contacts.tolist()          # per row [left, right]
+    t.step_list = t.step_xy.tolist()
+    return vars(t)
+
+
 class LookAhead:
     """Tables of every row's future (root motion over the horizon, playable rows
     ahead, time in contact state) and the ranking of candidates with them."""
 
-    def __init__(self, db, root_positions, root_quats, allowed, fps, seconds, body_turn=None):
-        n = db.num_rows
-        self.db, self.fps = db, float(fps)
-        self.offsets = np.unique(np.maximum(1, np.rint(np.linspace(seconds / T.samples, seconds, T.samples) * fps)
-                                            .astype(np.int64)))
-        self.run = _run_ahead(db, allowed)
-        # Heading errors the root mends by itself by each sample time, and a free margin.
-        self.mend = T.heading_error_free + T.heading_mend_rate * self.offsets / fps
-        ends = np.asarray(db.clip_offsets[1:], dtype=np.int64)[db.clip_index] - 1
-        ahead = np.minimum(np.arange(n)[:, None] + self.offsets[None, :], ends[:, None])
-        pos = np.asarray(root_positions, dtype=np.float64)
-        yaw = 2.0 * same_everywhere.arctan2(np.asarray(root_quats)[:, 3], np.asarray(root_quats)[:, 0])
-        d = pos[ahead, :2] - pos[:, None, :2]
-        c, s = np.cos(yaw)[:, None], np.sin(yaw)[:, None]
-        # Each row's future root, in the row's own ground frame: (N, M) x, y and yaw change.
-        self.fx, self.fy = c * d[..., 0] + s * d[..., 1], -s * d[..., 0] + c * d[..., 1]
-        # The body's facing (hip joints) rather than the root's: the facing a viewer sees.
-        turn = np.zeros(n) if body_turn is None else np.asarray(body_turn, dtype=np.float64)
-        self.fyaw = springs.wrap_angle(yaw[ahead] + turn[ahead] - yaw[:, None])
-        one = np.minimum(np.arange(n) + 1, ends)
-        d1 = pos[one, :2] - pos[:, :2]
-        c1, s1 = np.cos(yaw), np.sin(yaw)
-        self.step_xy = np.column_stack([c1 * d1[:, 0] + s1 * d1[:, 1], -s1 * d1[:, 0] + c1 * d1[:, 1]])
-        self.cap = int(round(T.phase_cap * fps))
-        self.in_state = _time_in_state(db, self.cap)
-        self.contacts = (np.asarray(db.contacts, dtype=bool) if db.contacts is not None
-                         else np.zeros((n, 2), dtype=bool))
-        self.ahead_contacts = self.contacts[ahead]          # (N, M, 2)
-        self.contact_list = self.contacts.tolist()          # per row [left, right]
-        self.step_list = self.step_xy.tolist()
+    def __init__(self, db, root_positions, root_quats, allowed, fps, seconds, body_turn=None, tables=None):
+        # ``tables``: what look_ahead_tables returned for these arguments (made once per database by a caller).
+        self.__dict__.update(tables if tables is not None else
+                             look_ahead_tables(db, root_positions, root_quats, allowed, fps, seconds, body_turn))
         self.played_contacts = None         # [left, right] contact of the row played last
         self.played_time = [0, 0]           # per foot: steps in its contact state, at most ``cap``
         self.drift = [[0.0, 0.0], [0.0, 0.0]]   # per foot: how far the root was moved off the played rows' motion

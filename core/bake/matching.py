@@ -2,6 +2,8 @@
 features and the spring character's trajectory) against the allowed rows:
 greedy (nearest row), or with the path's future in view (core.bake.look_ahead)."""
 
+import hashlib
+
 import numpy as np
 
 from ..database import feature_spec
@@ -13,12 +15,23 @@ from .rows import yaw_of
 from ..maths import same_everywhere
 
 
-def make_matcher(db, traj, allowed, index, settings, sim, sim_yaw, root_positions, root_quats, fps, turn, playable=None):
+def make_matcher(db, traj, allowed, index, settings, sim, sim_yaw, root_positions, root_quats, fps, turn, playable=None,
+                 cache=None):
     """Stage 2's search: greedy, or with the future in view when ``settings.look_ahead.on``
-    (``turn()`` gives each row's body facing off its root's, see :func:`body_turn`)."""
+    (``turn()`` gives each row's body facing off its root's, see :func:`body_turn`).
+    ``cache(key, make)`` (optional): the look-ahead's tables, which depend on the
+    database and the rows allowed only, made once through it."""
     if settings.look_ahead.on and root_positions is not None and root_quats is not None:
+        def tables():
+            rows = np.flatnonzero(allowed)
+            return (la.look_ahead_tables(db, root_positions, root_quats, allowed, fps, settings.look_ahead.seconds,
+                                         turn()),
+                    np.ascontiguousarray(np.asarray(db.features[rows], dtype=np.float64).T), la.tie_order(db))
+        key = "look_ahead_%s_%r_%r" % (hashlib.sha1(np.asarray(allowed, dtype=bool).tobytes()).hexdigest(),
+                                       settings.look_ahead.seconds, float(fps))
         return LookAheadMatcher(db, traj, allowed, index, settings, np.asarray(sim.positions, dtype=np.float64),
-                                 sim_yaw, root_positions, root_quats, fps, turn(), playable)
+                                 sim_yaw, root_positions, root_quats, fps, None, playable,
+                                 tables() if cache is None else cache(key, tables))
     return Matcher(db, traj, allowed, index or SearchIndex(db.features), settings, playable)
 
 
@@ -102,16 +115,20 @@ class LookAheadMatcher(Matcher):
     ``settings.look_ahead.seconds`` of the path."""
 
     def __init__(self, db, traj, allowed, index, settings, sim_pos, sim_yaw, root_positions, root_quats, fps, turn,
-                 playable=None):
+                 playable=None, tables=None):
         super().__init__(db, traj, allowed, index, settings, playable)
         self.window = settings.search.keep_window
         self.sim_pos, self.sim_yaw = sim_pos, sim_yaw
-        self.ahead = la.LookAhead(db, root_positions, root_quats, allowed, fps, settings.look_ahead.seconds, turn)
         self.rows = np.flatnonzero(allowed)
+        if tables is None:      # (look-ahead tables, features of the allowed rows transposed, tie order)
+            tables = (None, np.ascontiguousarray(np.asarray(db.features[self.rows], dtype=np.float64).T),
+                      la.tie_order(db))
+        self.ahead = la.LookAhead(db, root_positions, root_quats, allowed, fps, settings.look_ahead.seconds, turn,
+                                  tables[0])
         # One row per feature: the search's sums run across the rows (same_everywhere.column_sums).
-        self.features_t = np.ascontiguousarray(np.asarray(db.features[self.rows], dtype=np.float64).T)
+        self.features_t = tables[1]
         self.row_clips = db.clip_index[self.rows]
-        self.tie = la.tie_order(db)     # ties: lowest frame, then lowest clip
+        self.tie = tables[2]     # ties: lowest frame, then lowest clip
 
     def played(self, row, root, rate=1.0, moved_on=None):
         self.ahead.played(row, root, rate, moved_on)

@@ -36,10 +36,10 @@ from .legs.apply import apply_foot_lock, toe_floor, warp_strides
 from .legs.solver import leg_points
 from .matching import body_turn, make_matcher
 from .playback import play_rows, time_warp_state
-from .resume import Trace, resume_from
+from .resume import Trace, legs_kept, resume_from
 from .pose import forward_kinematics, inertialize, pose_root_bone, warped_pose
 from .root_motion import RootMotion
-from .rows import next_rows, row_deltas, yaw_of
+from .rows import next_rows, yaw_of
 from .settings import MAX_LOOK_AHEAD, BakeError, BakeSettings, Knob, knob, knobs
 from .strafe import spine_shares, strafe_warp, turn_upper_body, upper_body_chain
 from .trajectory import trajectory_queries
@@ -103,7 +103,7 @@ def bake(*args, progress=None, **kwargs):
 
 def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, controller_facing,
                settings=None, allowed=None, index=None, root_positions=None, root_quats=None,
-               toe_speeds=None, playable=None, previous=None):
+               toe_speeds=None, playable=None, previous=None, cache=None):
     """Run motion matching along ``controller_pos`` (S, 3), sampled every
     1/fps seconds of the database, in the armature's space.
 
@@ -119,6 +119,9 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     baked toe, which the path's corrections may be dragging, is still).
     ``previous``: the ``trace`` of an earlier result (core.bake.resume), to
     play again only from the steps whose inputs changed; the result is the same.
+    ``cache(key, make)`` (optional): returns ``make()``, or what it returned
+    before for ``key`` with the same database, skeleton and rows' arrays (the
+    tables made from the database alone are then made once).
 
     A generator: it yields the fraction done now and then (so a caller can show
     progress or stop early) and returns the :class:`BakeResult`. The stages are
@@ -137,19 +140,42 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     if warp is not None:
         sim_yaw = sim_yaw + warp      # the lower body's wanted facing: the search and the root follow it
     traj = trajectory_queries(db.spec, sim.positions, sim_yaw, fps)
+    made = cache or (lambda _key, make: make())
     matcher = make_matcher(db, traj, allowed, index, settings, sim, sim_yaw, root_positions, root_quats, fps,
-                           lambda: body_turn(skeleton, pose_locations, pose_rotations, root_quats), playable)
+                           lambda: made("body_turn", lambda: body_turn(skeleton, pose_locations, pose_rotations,
+                                                                       root_quats)), playable, cache)
     # 2 and 4. The rows played (searches, jumps) and the root, step by step; from
     # a state the previous bake kept when only later steps' inputs changed.
     inputs = (ctrl, sim.positions, sim_yaw, sim.velocities, traj)
-    root = RootMotion(db, root_positions, root_quats, settings, dt)
+    root = RootMotion(db, root_positions, root_quats, settings, dt, cache)
     played = yield from play_rows(db, ctrl, sim.positions, sim_yaw, sim.velocities, matcher, root, settings, fps,
-                                   time_warp_state(db, root, sim.velocities, settings, fps),
+                                   time_warp_state(db, root, sim.velocities, settings, fps, cache),
                                    resume_from(previous, settings, db, allowed, playable, inputs))
     trace = Trace(settings, db, allowed, playable, inputs, getattr(getattr(matcher, "ahead", None), "reach",
                                                                    lambda: 0)(), played, sim)
+    trace.legs = {}         # what foot lock keeps, to go on from (core.bake.legs.apply)
+    played, locs, rots, root_quat, contacts, locked, lock_count, toes = _pose_and_legs(
+        db, pose_locations, pose_rotations, skeleton, played, root.dpos, warp, settings, fps, toe_speeds,
+        (legs_kept(previous, settings, db, len(ctrl)), trace.legs))
+    rots = tf.quat_unroll(tf.quat_normalize(rots), axis=0)
+    yield 1.0
+    return BakeResult(dt=dt, locations=locs, rotations=rots, rows=played.rows, searched=played.searched,
+                      jumped=played.jumped, cost=played.cost, contacts=contacts, locked=locked,
+                      lock_count=lock_count, root_pos=played.root_pos, root_quat=root_quat,
+                      sim_pos=sim.positions, controller=ctrl, toes=toes, trace=trace)
+
+
+def _pose_and_legs(db, pose_locations, pose_rotations, skeleton, played, row_steps, warp, settings, fps,
+                   toe_speeds, legs=(None, None)):
+    """Stages 3 and 5 after the loop: the pose of the ``played`` rows
+    (``row_steps``: each row's own ground travel into the next, core.bake.rows.row_deltas;
+    ``warp``: the strafe's lower-body turn or None), stride warping, foot lock
+    and IK (``legs``: what an earlier bake's foot lock kept, or None, and a
+    dict for this one's; core.bake.legs.apply.apply_foot_lock). Returns
+    (played, with the nearest rows under the time warp, locations,
+    rotations, the root's yaw quaternions, contacts, locked, lock count, toes)."""
+    dt = 1.0 / fps
     # 3. The pose: the played rows' channels (blended between rows when time-warped) with inertialization at jumps.
-    row_steps = row_deltas(db, root_positions, root_quats)[0]
     if played.phase is None:
         locs, rots = inertialize(pose_locations, pose_rotations, played.rows, played.jumped, skeleton.hips,
                                   next_rows(db), fps, settings.search.inertialization_halflife)
@@ -163,9 +189,9 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     # 5. Stride warping, foot lock and two-joint IK.
     if settings.stride_warp.enabled and skeleton.legs:
         warp_strides(skeleton, locs, rots, root_quat, played if played.phase is None else
-                      replace(played, rows=np.arange(len(ctrl))), row_steps, dt, settings.legs.knee_min_bend,
+                      replace(played, rows=np.arange(len(played.rows))), row_steps, dt, settings.legs.knee_min_bend,
                       settings.stride_warp.stride_warp_rate)
-    S = len(ctrl)
+    S = len(played.rows)
     contacts = db.contacts[played.rows] if db.contacts is not None else np.zeros((S, 2), dtype=bool)
     locked = np.zeros((S, 2), dtype=bool)
     lock_count = 0
@@ -173,13 +199,8 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     if (settings.foot_lock.enabled or settings.toe_floor is not None) and skeleton.legs:
         speeds = None if toe_speeds is None else np.asarray(toe_speeds)[played.rows]
         rots, locked, lock_count, toes = apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings,
-                                                         speeds)
-    rots = tf.quat_unroll(tf.quat_normalize(rots), axis=0)
-    yield 1.0
-    return BakeResult(dt=dt, locations=locs, rotations=rots, rows=played.rows, searched=played.searched,
-                      jumped=played.jumped, cost=played.cost, contacts=contacts, locked=locked,
-                      lock_count=lock_count, root_pos=played.root_pos, root_quat=root_quat,
-                      sim_pos=sim.positions, controller=ctrl, toes=toes, trace=trace)
+                                                         speeds, *legs)
+    return played, locs, rots, root_quat, contacts, locked, lock_count, toes
 
 
 def checked_inputs(db, controller_pos, allowed, settings):

@@ -144,10 +144,17 @@ def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps,
                    phase=phase, rate=rates, states=states)
 
 
-def time_warp_state(db, root, sim_vel, settings, fps):
-    """The playback rate's state (core.bake.time_warp), or None when the knob is off."""
+def time_warp_state(db, root, sim_vel, settings, fps, cache=None):
+    """The playback rate's state (core.bake.time_warp), or None when the knob is
+    off. The rows' speeds and next rows (Python lists) go through ``cache(key,
+    make)`` when given (they depend on the database alone)."""
     if not settings.time_warp.on:
         return None
-    speeds = twp.row_speeds(root.dpos, db.clip_index, db.clip_offsets, fps)
+
+    def rows():
+        speeds = twp.row_speeds(root.dpos, db.clip_index, db.clip_offsets, fps)
+        return [float(v) for v in speeds], [int(v) for v in next_rows(db)]
+
+    speeds, nxt = rows() if cache is None else cache("time_warp_rows_%r" % fps, rows)
     wanted = np.hypot(sim_vel[:, 0], sim_vel[:, 1])
-    return twp.TimeWarp(speeds, next_rows(db), wanted, settings.time_warp.time_warp, 1.0 / fps)
+    return twp.TimeWarp(speeds, nxt, wanted, settings.time_warp.time_warp, 1.0 / fps)

@@ -7,8 +7,12 @@ The spring character (core.maths.springs.simulate_character) likewise copies
 the steps whose goals did not change. The simulation is causal except for what a step reads ahead: the trajectory
 query (compared as computed, so its horizon is in it) and the look-ahead's
 window of the spring character's future (its ``reach`` in steps). The inputs
-are compared bit for bit; the stages after the loop run on every step again.
-The result is the same, to the last bit, as a bake from the first step.
+are compared bit for bit. After the loop, foot lock's step-by-step stages (the
+lock's state machine, the releases blended in the joints) likewise keep their
+state and go on from the last one kept before their own first changed input
+(core.bake.legs); the vectorised stages (pose blends, stride warp, the toe
+floor) run on every step again. The result is the same, to the last bit, as a
+bake from the first step.
 """
 
 from dataclasses import dataclass
@@ -28,6 +32,7 @@ class Trace:
     reach: int               # steps ahead of a search it reads
     played: object           # core.bake.playback.Played, with its kept states
     sim: object = None       # core.maths.springs.SimulatedPath (its steps are copied up to the first changed goal)
+    legs: dict = None        # what foot lock kept (core.bake.legs.apply.apply_foot_lock's ``kept``)
 
 
 def _bits(values):
@@ -44,6 +49,26 @@ def first_changed(before, after):
         changed |= np.any(_bits(a) != _bits(b), axis=1)
     hit = np.flatnonzero(changed)
     return int(hit[0]) if len(hit) else steps
+
+
+def first_change(before, after):
+    """:func:`first_changed` of two tuples of per-step arrays in which an entry
+    may be None on both sides (skipped); an entry None on one side only, or of
+    another shape, changes the first step. ``after`` holds at least one array."""
+    pairs = [(a, b) for a, b in zip(before, after) if a is not None or b is not None]
+    if any(a is None or b is None or np.shape(a) != np.shape(b) for a, b in pairs):
+        return 0
+    return first_changed(tuple(a for a, _ in pairs), tuple(b for _, b in pairs))
+
+
+def legs_kept(previous, settings, db, steps):
+    """What the legs' stages of ``previous`` (a :class:`Trace` or None) kept,
+    when it baked the same database with the same settings over as many
+    steps; else None. (Those stages compare their own inputs step by step.)"""
+    if previous is None or previous.db is not db or previous.settings != settings \
+            or len(previous.inputs[0]) != steps:
+        return None
+    return previous.legs
 
 
 def _same(a, b):

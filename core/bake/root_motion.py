@@ -15,23 +15,18 @@ class RootMotion:
     played rows' own root motion, pulled toward the spring character and
     clamped to the controller's path."""
 
-    def __init__(self, db, root_positions, root_quats, settings, dt):
-        self.dpos, drot = row_deltas(db, root_positions, root_quats)
-        self.dyaw = yaw_of(drot)
-        # Per row: the share of the pull allowed (less while the data plants a foot).
-        planted = db.contacts.any(axis=1) if db.contacts is not None else np.zeros(db.num_rows, dtype=bool)
-        self.share = np.where(planted, settings.root.planted_adjustment, 1.0)
+    def __init__(self, db, root_positions, root_quats, settings, dt, cache=None):
+        # The rows' tables depend on the database and two settings only: made once
+        # per database through ``cache(key, make)`` when the caller gives one.
+        make = (lambda: _row_tables(db, root_positions, root_quats, settings.root.planted_adjustment,
+                                    settings.root.turn_like_data))
+        key = "root_motion_rows_%r_%r" % (settings.root.planted_adjustment, settings.root.turn_like_data)
+        self.dpos, self.dyaw, self.share, self.turn_cap, self._steps = make() if cache is None else cache(key, make)
         self.ratio, self.clamp, self.clamp_a = settings.root.adjustment_ratio, settings.root.clamp_distance,\
             settings.root.clamp_angle
         self.alpha = 1.0 - math.exp(-math.log(2.0) / settings.root.adjustment_halflife * dt)
         # With the look-ahead on, the heading may also be corrected at a small rate of its own.
         self.turn_floor = la.TUNING.heading_mend_rate * dt if settings.look_ahead.on else 0.0
-        # The fastest turn a step may take (the data's own, corrections included).
-        self.turn_cap = float(np.percentile(np.abs(self.dyaw), TURN_PERCENTILE)) if settings.root.turn_like_data \
-            else np.inf
-        # The same numbers as Python floats, read once per step.
-        self._steps = [(x, y, a, sh) for (x, y), a, sh in zip(self.dpos[:, :2].tolist(), self.dyaw.tolist(),
-                                                               self.share.tolist())]
 
     def advance(self, px, py, yaw, row, sim_xy, sim_yaw, rate=1.0):
         """One step along the row being left: its own root motion (times the
@@ -75,6 +70,20 @@ class RootMotion:
 
 
 TURN_PERCENTILE = 99.9   # the root's fastest turn per step: this percentile of the database's own
+
+
+def _row_tables(db, root_positions, root_quats, planted_adjustment, turn_like_data):
+    """Per row: its root step (N, 3) and yaw change (N,), the share of the pull
+    allowed (less while the data plants a foot), the fastest turn a step may
+    take (the data's own, corrections included; inf when not limited), and the
+    same numbers as Python floats, read once per step."""
+    dpos, drot = row_deltas(db, root_positions, root_quats)
+    dyaw = yaw_of(drot)
+    planted = db.contacts.any(axis=1) if db.contacts is not None else np.zeros(db.num_rows, dtype=bool)
+    share = np.where(planted, planted_adjustment, 1.0)
+    turn_cap = float(np.percentile(np.abs(dyaw), TURN_PERCENTILE)) if turn_like_data else np.inf
+    steps = [(x, y, a, sh) for (x, y), a, sh in zip(dpos[:, :2].tolist(), dyaw.tolist(), share.tolist())]
+    return dpos, dyaw, share, turn_cap, steps
 
 
 def capped_turn(data, correction, cap):

@@ -206,7 +206,7 @@ class BakeOutput:
     rotations: np.ndarray             # (F, J, 4) pose-bone quaternions
     skeleton: pipeline.BakeSkeleton   # the database skeleton
     settings: BakeSettings            # as baked (the toe floor filled in)
-    report: bake_report.BakeReport    # the report's figures (report.json) and per-frame arrays
+    report: bake_report.BakeReport    # the report's figures (report.json) and per-frame arrays (None: not measured)
 
     def field_values(self):
         """{field name: value}, e.g. to build an output that adds to these."""
@@ -214,7 +214,7 @@ class BakeOutput:
 
 
 def bake(database, path, settings=None, tag_query="", cache=None, clock=time.perf_counter, started=None,
-         previous=None):
+         previous=None, measure=True):
     """Play ``database`` (a core MotionDatabase) along ``path`` (a
     :class:`ControllerPath`) with ``settings`` (core BakeSettings, default the
     defaults), searching the rows ``tag_query`` selects (empty: every valid row).
@@ -226,6 +226,8 @@ def bake(database, path, settings=None, tag_query="", cache=None, clock=time.per
     ``previous``: the ``result`` of an earlier :class:`BakeOutput` (or None), of
     the same database along another path: the steps before the first one the
     change reaches are not searched again (core.bake.resume); the output is the same.
+    ``measure``: False leaves the report out (``report`` None; the live preview
+    shows poses only, and the report's measures cost as much as a resumed bake).
 
     A generator: it yields the fraction done now and then and returns a
     :class:`BakeOutput`. Refusals (BakeError, TagError) are one sentence and
@@ -241,13 +243,13 @@ def bake(database, path, settings=None, tag_query="", cache=None, clock=time.per
         database.matching, database.poses.locations, database.poses.rotations, skeleton,
         path.positions, path.facing, settings=settings, allowed=allowed, index=search_index(database, cache),
         root_positions=database.root.positions, root_quats=database.root.quats,
-        toe_speeds=toe_speeds(database) if settings.foot_lock.lock_on_data else None, playable=playable,
-        previous=previous.trace if previous is not None else None)
+        toe_speeds=cache("toe_speeds", lambda: toe_speeds(database)) if settings.foot_lock.lock_on_data else None,
+        playable=playable, previous=previous.trace if previous is not None else None, cache=cache)
     frames = path.frames
     times = (frames - frames[0]) / path.fps
     x = sample_positions(times, result.dt, len(result.rows))
     locs, rots = resample(result.locations, x), resample(result.rotations, x, rotations=True)
-    report = bake_report.measure_bake(
+    report = None if not measure else bake_report.measure_bake(
         take_of(database), skeleton, result, bake_report.BakeFrames(frames, times, path.fps, locs, rots), allowed,
         path.facing if settings.strafe.enabled else None, clock() - t0, path.path_scale, cache=cache)
     return BakeOutput(result=result, frames=frames, times=times, locations=locs, rotations=rots,

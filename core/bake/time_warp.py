@@ -51,8 +51,9 @@ class TimeWarp:
     runs on every step of the bake)."""
 
     def __init__(self, speeds, nxt, wanted_speed, time_warp, dt):
-        self.speeds = [float(v) for v in speeds]
-        self.nxt = [int(v) for v in nxt]
+        # Lists are taken as they are (shared, never changed here).
+        self.speeds = speeds if type(speeds) is list else [float(v) for v in speeds]
+        self.nxt = nxt if type(nxt) is list else [int(v) for v in nxt]
         self.want = [float(v) for v in wanted_speed]
         self.lo, self.hi = rate_limits(time_warp)
         self.ease = 1.0 - math.exp(-math.log(2.0) / RATE_HALFLIFE * dt)

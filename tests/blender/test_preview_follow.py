@@ -290,3 +290,31 @@ def test_the_preview_panel_says_updating_until_the_new_pose_is_shown(take_on_pat
     assert any(t.startswith("Preview updating...") for t in _panel_labels())
     follow.finish_pending()
     assert not any("updating" in t for t in _panel_labels())
+
+
+def test_an_edit_near_the_end_goes_on_from_the_kept_foot_lock_and_equals_the_bake(take_on_path):
+    obj, ctrl = take_on_path(fps=24)
+    scene = bpy.context.scene
+    compat = H.addon_module("bridge.compat")
+    preview = H.addon_module("bridge.preview")
+    assert scene.motion_matching.bake_settings.use_foot_lock
+    assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
+    before = _poses(obj, FRAMES)
+    old = preview.simulation_result(scene).trace
+    for fc in compat.fcurves(ctrl.animation_data.action, ctrl):
+        if fc.data_path == "location" and fc.array_index == 1:
+            co = compat.read_curve(fc, ("co",))["co"]
+            co[co[:, 0] > 250, 1] += 0.4
+            fc.keyframe_points.foreach_set("co", co.astype(np.float32).ravel())
+            fc.update()
+    _followed(scene)
+    new = preview.simulation_result(scene).trace
+    # Each foot's lock went on from the last state the first simulation kept
+    # before the lock's first changed input (the ones before are the first's own).
+    first_change = H.addon_module("core.bake.resume").first_change
+    for side in (0, 1):
+        was, now = old.legs["locks"][side], new.legs["locks"][side]
+        reused = [k for k in was.states if k[0] <= first_change(was.inputs, now.inputs)][:-1]
+        assert all(a is b for a, b in zip(reused, now.states)) and now.states[len(reused)] is not was.states[len(reused)]
+    after = _check_follows(obj)
+    assert _moved(before, after) > 1e-3

@@ -1,12 +1,15 @@
 """Stage 5 of the bake: the legs' stages applied to the pose by IK: stride
 warping, foot lock (released in the joints or by a toe offset) and the toe floor."""
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ...maths import springs
 from ...maths import transforms as tf
 from ...measure import path_metrics
 from ..pose import forward_kinematics, leg_joints
+from ..resume import first_change
 from . import foot_lock as fl
 from . import leg_release as lr
 from . import stride_warp as sw
@@ -14,13 +17,20 @@ from .solver import LegSolver, leg_points
 from ...maths import same_everywhere
 
 
-def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, speeds=None):
+def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, speeds=None, previous=None, kept=None):
     """Foot lock (``settings.foot_lock.enabled``) and the toe floor (``settings.toe_floor``)
     on the legs of ``skeleton``, by two-joint IK on hip-knee-ankle, the foot
     keeping its world orientation. ``contacts`` (S, 2) per step, ``root_quat``
     (S, 4) the character's yaw (the knees' forward), ``speeds`` (S, 2) the take's
     toe speeds (lock by data) or None. Returns (rotations, locked (S, 2), lock
-    count, toe positions (S, 2, 3))."""
+    count, toe positions (S, 2, 3)).
+
+    ``kept`` (a dict, optional) receives what the step-by-step parts (the lock
+    of each foot, the releases in the joints) read and kept; given back as
+    ``previous`` to a later call on the same skeleton, they go on from their
+    last state kept before their first changed input: the same result."""
+    previous, kept = previous or {}, {} if kept is None else kept
+    kept["locks"], kept["joints"] = {}, {}
     pose = forward_kinematics(skeleton, locs, rots, leg_joints(skeleton))
     S = len(locs)
     locked = np.zeros((S, 2), dtype=bool)
@@ -37,9 +47,9 @@ def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, spe
         turn = np.zeros(S)
         toes_out[:, side] = toe_pos
         if settings.foot_lock.enabled:
-            held, locked[:, side], n = fl.run_foot_lock(
+            held, locked[:, side], n, kept["locks"][side] = fl.run_foot_lock_kept(
                 contacts[:, side], np.column_stack([toe_pos, heading]),
-                None if speeds is None else speeds[:, side], dt,
+                None if speeds is None else speeds[:, side], dt, previous.get("locks", {}).get(side),
                 lock_speed=settings.foot_lock.lock_speed, on_contact=settings.foot_lock.lock_on_contact,
                 unlock_distance=settings.foot_lock.unlock_distance, blend_halflife=settings.foot_lock.lock_blend_halflife)
             count += n
@@ -60,27 +70,60 @@ def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, spe
             legs.solve(rots, side, idx, wanted[idx], turn[idx])
             toes_out[idx, side] = wanted[idx]
     if in_joints:
-        lock_in_joint_space(legs, locs, rots, [(side, locked[:, side], heading) for side, heading in in_joints], dt,
-                            settings)
+        kept["joints"] = lock_in_joint_space(legs, locs, rots, [(side, locked[:, side], heading)
+                                                                for side, heading in in_joints], dt, settings,
+                                             previous.get("joints"))
     if graded_floor or settings.foot_lock.release_in_joints:
         toes_out = lift_toes(skeleton, locs, rots, root_quat, settings.toe_floor,
                               settings.legs.toe_floor_rate * dt if graded_floor else 0.0, settings.legs.knee_min_bend)
     return rots, locked, count, toes_out
 
 
-def lock_in_joint_space(legs, locs, rots, sides, dt, settings):
+@dataclass
+class KeptJoints:
+    """What :func:`joint_space_locks` of one leg read and made: to go on from
+    the end of a lock run when only later steps change."""
+
+    params: tuple
+    inputs: tuple           # per step: the leg's channels, its joints' pose, the knees' forward, locks, heading
+    ends: list              # (end, correction, its velocity) after each lock run
+    out: np.ndarray = None  # (S, 3, 4) the leg's rotations (thigh, shin, foot) made
+
+
+def lock_in_joint_space(legs, locs, rots, sides, dt, settings, previous=None):
     """:func:`joint_space_locks` of each ``(side, locked (S,), heading (S,))`` of
     ``sides``, run side by side: the legs do not touch each other's joints, so
-    each round's IK solves of all legs are made in one call (``legs.solve_many``)."""
-    runs = [joint_space_locks(legs, side, locs, rots, locked, heading, dt, settings)
-            for side, locked, heading in sides]
+    each round's IK solves of all legs are made in one call (``legs.solve_many``).
+    ``previous``: what an earlier call returned ({side: :class:`KeptJoints`}),
+    for each leg to go on after the last lock run that ended before its first
+    changed input. Returns what this call kept."""
+    params = (float(dt), settings.foot_lock.lock_blend_halflife, settings.foot_lock.lock_on_contact,
+              legs.min_bend)
+    kept, runs = {}, []
+    for side, locked, heading in sides:
+        up, low, foot, toe = legs.skeleton.legs[side]
+        chain = [up, low, foot, toe]
+        inputs = (rots[:, chain], locs[:, chain], legs.pose[:, [legs.skeleton.parents[up]] + chain], legs.forward,
+                  locked, heading)
+        before = (previous or {}).get(side)
+        start = None
+        if before is not None and before.params == params:
+            first = first_change(before.inputs, inputs)
+            done = sum(1 for end, _, _ in before.ends if end < first)   # lock runs read and ended before it
+            if done:
+                start = (done,) + tuple(before.ends[done - 1]) + (before.out,)
+        kept[side] = KeptJoints(params, inputs, list(before.ends[:start[0]]) if start else [])
+        runs.append(joint_space_locks(legs, side, locs, rots, locked, heading, dt, settings, start, kept[side].ends))
     asks = [next(run, None) for run in runs]
     while any(a is not None for a in asks):
         legs.solve_many(rots, [a for a in asks if a is not None])
         asks = [None if a is None else next(run, None) for run, a in zip(runs, asks)]
+    for side, k in kept.items():
+        k.out = rots[:, list(legs.skeleton.legs[side][:3])].copy()
+    return kept
 
 
-def joint_space_locks(legs, side, locs, rots, locked, heading, dt, settings):
+def joint_space_locks(legs, side, locs, rots, locked, heading, dt, settings, start=None, ends=None):
     """Foot lock of one leg with the release blended in the leg's joint rotations
     (core.bake.legs.leg_release): each lock pins the toe where the leg is on its first
     step (as if still free) and holds it by IK; after it, the IK's correction of
@@ -88,7 +131,10 @@ def joint_space_locks(legs, side, locs, rots, locked, heading, dt, settings):
     Each release needs only its lock's last two steps solved, so the rest of
     every lock is solved at once at the end. A generator: it yields each IK
     solve it needs, ``(side, steps, toe targets, foot turns)``, to be made
-    (into ``rots``) before it is resumed."""
+    (into ``rots``) before it is resumed. ``start``: (lock runs done, the
+    last one's end, correction and velocity, the leg's rotations then made
+    (S, 3, 4)) to go on from there; ``ends`` (a list) gets each run's
+    (end, correction, velocity)."""
     sk, pose = legs.skeleton, legs.pose
     up, low, foot, toe = sk.legs[side]
     bones, chain = [up, low, foot], [up, low, foot, toe]
@@ -96,7 +142,12 @@ def joint_space_locks(legs, side, locs, rots, locked, heading, dt, settings):
     S = len(rots)
     since, c0, v0 = None, None, None      # the last release, its correction and velocity
     held = []                             # (steps, toe targets, foot turns) left to solve
-    for first, end in lr.lock_runs(locked) + [(S, S)]:
+    runs = lr.lock_runs(locked)
+    if start is not None:
+        done, since, c0, v0, out = start
+        runs = runs[done:]
+        rots[:since, bones] = out[:since]
+    for first, end in runs + [(S, S)]:
         span = slice(min(first, S - 1), min(first + 1, S))
         leg = anim[span]
         if since is not None:
@@ -118,6 +169,8 @@ def joint_space_locks(legs, side, locs, rots, locked, heading, dt, settings):
         held.append((idx[:tail], wanted[:tail], turn[:tail]))
         c = lr.corrections(rots[first + tail:end][:, bones], anim[first + tail:end])
         since, c0, v0 = end, c[-1], lr.first_derivative(c, dt)
+        if ends is not None:
+            ends.append((since, c0, v0))
     if held:
         yield (side, *(np.concatenate(parts) for parts in zip(*held)))
 

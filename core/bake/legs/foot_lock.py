@@ -30,9 +30,13 @@ decay (``blend_halflife``) whose starting velocity cancels the toe's, so the out
 neither jumps nor suddenly starts moving.
 """
 
+import copy
+from dataclasses import dataclass
+
 import numpy as np
 
 from ...errors import MotionMatchingError
+from ..resume import first_change
 from ...maths.springs import spring_floats, step_decay
 
 
@@ -68,6 +72,16 @@ class FootLock:
         self.offset_vel = None
         self._prev_toe = None
         self._wait_lift = False
+
+    STATE = ("locked", "pinned", "offset", "offset_vel", "_prev_toe", "_wait_lift", "lock_count")
+
+    def state(self):
+        """What carries from one step to the next (copies), to go on from later."""
+        return tuple(copy.copy(getattr(self, name)) for name in self.STATE)
+
+    def restore(self, state):
+        for name, value in zip(self.STATE, state):
+            setattr(self, name, copy.copy(value))
 
     def step(self, contact, toe_pos, toe_speed, dt):
         """Advance one frame of ``dt`` seconds.
@@ -157,6 +171,29 @@ def run_foot_lock(contacts, toe_positions, toe_speeds, dt, **params):
     Extra keyword arguments go to :class:`FootLock`. Returns
     ``(wanted (T, 3), locked (T,) bools, lock_count)``.
     """
+    return run_foot_lock_kept(contacts, toe_positions, toe_speeds, dt, None, **params)[:3]
+
+
+KEEP_EVERY = 32     # steps between the states run_foot_lock_kept keeps
+
+
+@dataclass
+class KeptLock:
+    """What one :func:`run_foot_lock_kept` read and made, with the lock's state every :data:`KEEP_EVERY` steps."""
+
+    params: tuple
+    inputs: tuple           # contacts, toe positions, toe speeds (or None)
+    wanted: np.ndarray
+    locked: np.ndarray
+    states: list            # (step, FootLock.state() at its start)
+
+
+def run_foot_lock_kept(contacts, toe_positions, toe_speeds, dt, previous=None, **params):
+    """:func:`run_foot_lock`, going on from the last state ``previous`` (a
+    :class:`KeptLock` or None) kept at or before the first step whose inputs
+    differ (bit for bit) from its own, with the same parameters; the steps
+    before are copied. The result is the same as from the first step. Returns
+    ``(wanted, locked, lock_count, KeptLock)``."""
     contacts = np.asarray(contacts, dtype=bool)
     toes = np.asarray(toe_positions, dtype=np.float64)
     if toes.ndim != 2 or toes.shape[1] < 3 or len(toes) != len(contacts):
@@ -175,9 +212,21 @@ def run_foot_lock(contacts, toe_positions, toe_speeds, dt, **params):
     locked = np.zeros(len(toes), dtype=bool)
     speeds = [None] * len(toes) if toe_speeds is None else [float(v) for v in toe_speeds]
     flags = contacts.tolist()
-    for i in range(len(toes)):
+    inputs = (contacts, toes, None if toe_speeds is None else np.asarray(toe_speeds, dtype=np.float64))
+    key = (tuple(sorted(params.items())), float(dt))
+    start, states = 0, []
+    if previous is not None and previous.params == key:
+        first = first_change(previous.inputs, inputs)
+        kept = [k for k in previous.states if k[0] <= first]
+        if kept:
+            start, states = kept[-1][0], kept[:-1]
+            lock.restore(kept[-1][1])
+            wanted[:start], locked[:start] = previous.wanted[:start], previous.locked[:start]
+    for i in range(start, len(toes)):
+        if i % KEEP_EVERY == 0:
+            states.append((i, lock.state()))
         wanted[i], locked[i] = lock._advance(flags[i], toes[i], speeds[i], dt)
-    return wanted, locked, lock.lock_count
+    return wanted, locked, lock.lock_count, KeptLock(key, inputs, wanted.copy(), locked.copy(), states)
 
 
 def ankle_target(ankle, toe, wanted_toe):

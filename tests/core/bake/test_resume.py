@@ -44,7 +44,8 @@ def _same(a, b):
     assert a.report.to_json()["searches"] == b.report.to_json()["searches"]
 
 
-@pytest.mark.parametrize("flat", [{}, {"use_look_ahead": False}, {"use_time_warp": False}])
+@pytest.mark.parametrize("flat", [{}, {"use_look_ahead": False}, {"use_time_warp": False},
+                                  {"release_in_joints": False}, {"lock_on_contact": False, "lock_on_data": True}])
 def test_going_on_from_a_kept_state_is_a_bake_from_the_start(database, flat):
     settings = BakeSettings.of(**flat)
     first = run.run(database, _path(database), settings)
@@ -62,6 +63,47 @@ def test_going_on_from_a_kept_state_is_a_bake_from_the_start(database, flat):
     # The trajectory query reads ahead: its first change comes before the path's.
     assert changed < 110
     assert kept is not None and 0 < kept[0].s <= changed - trace.reach < kept[0].s + SNAPSHOT_EVERY
+    # Foot lock went on from its own kept states too: the ones before the edit are those of the first bake.
+    for side in (0, 1):
+        before, after = trace.legs["locks"][side], again.result.trace.legs["locks"][side]
+        assert after.states[0] is before.states[0] and after.states[-1] is not before.states[-1]
+        if flat.get("release_in_joints", True):
+            before, after = trace.legs["joints"][side], again.result.trace.legs["joints"][side]
+            assert before.ends and after.ends[0] is before.ends[0]
+
+
+def test_a_bake_after_a_bake_of_another_database_or_length_keeps_nothing_of_it(database):
+    first = run.run(database, _path(database), BakeSettings())
+    trace = first.result.trace
+    assert resume.legs_kept(trace, trace.settings, trace.db, len(trace.inputs[0])) is trace.legs
+    assert resume.legs_kept(trace, trace.settings, walk_database().matching, len(trace.inputs[0])) is None
+    assert resume.legs_kept(trace, trace.settings, trace.db, len(trace.inputs[0]) - 1) is None
+    assert resume.legs_kept(trace, trace.settings.replaced(lock_speed=0.2), trace.db, len(trace.inputs[0])) is None
+    shorter = _path(database, frame_end=140)
+    _same(run.run(database, shorter, BakeSettings()), run.run(database, shorter, BakeSettings(),
+                                                                 previous=first.result))
+
+
+def test_the_foot_lock_goes_on_from_the_state_kept_before_the_first_changed_input():
+    from core.bake.legs import foot_lock as fl
+
+    rng = np.random.default_rng(5)
+    n = 300
+    contacts = (np.arange(n) // 17) % 2 == 0
+    toes = np.cumsum(rng.normal(0.0, 0.004, (n, 4)), axis=0)
+    first = fl.run_foot_lock_kept(contacts, toes, None, 1 / 60, on_contact=True)
+    edited = toes.copy()
+    edited[200:, :2] += 0.05
+    fresh = fl.run_foot_lock_kept(contacts, edited, None, 1 / 60, on_contact=True)
+    again = fl.run_foot_lock_kept(contacts, edited, None, 1 / 60, first[3], on_contact=True)
+    assert fresh[0].tobytes() == again[0].tobytes() and fresh[1].tobytes() == again[1].tobytes()
+    assert fresh[2] == again[2] and np.abs(fresh[0] - first[0]).max() > 0.01
+    assert [s for s, _ in again[3].states] == list(range(0, n, fl.KEEP_EVERY))
+    # It went on from the state kept at step 192 (the last before the edit): the ones before are the first run's own.
+    assert again[3].states[5] is first[3].states[5] and again[3].states[6] is not first[3].states[6]
+    # Other parameters: nothing is reused.
+    other = fl.run_foot_lock_kept(contacts, edited, None, 1 / 60, first[3], on_contact=True, lock_speed=0.3)
+    assert other[3].states[0] is not first[3].states[0]
 
 
 def test_an_edit_at_the_start_or_other_settings_start_from_the_first_step(database):
