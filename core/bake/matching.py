@@ -106,7 +106,9 @@ class LookAheadMatcher(Matcher):
         super().__init__(db, traj, allowed, index, settings, playable)
         self.window = settings.search.keep_window
         self.sim_pos, self.sim_yaw = sim_pos, sim_yaw
-        self.ahead = la.LookAhead(db, root_positions, root_quats, allowed, fps, settings.look_ahead.seconds, turn)
+        # Dead ends: where the rows it can play through run out (the clip's end or the selection's).
+        self.ahead = la.LookAhead(db, root_positions, root_quats, self.playable, fps, settings.look_ahead.seconds,
+                                  turn)
         self.rows = np.flatnonzero(allowed)
         # One row per feature: the search's sums run across the rows (same_everywhere.column_sums).
         self.features_t = np.ascontiguousarray(np.asarray(db.features[self.rows], dtype=np.float64).T)
