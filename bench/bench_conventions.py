@@ -17,7 +17,8 @@ Mirror Takes off, and the bench says so. Every path is then baked with
 ``motion_matching.bake``'s defaults and measured from the keys
 (bench/bench_paths.bake_path, tools/path_measure). The take's own figures are
 measured the same way
-at the same rate, from the clip whose hips travel furthest. This is
+at the same rate, pooled over its clips as the bake report pools them (metres
+and moving seconds summed; rotation steps within each clip). This is
 measurement, not a test.
 """
 
@@ -111,16 +112,17 @@ def setup(take, files):
 
 
 def reference(arms, db, fps):
-    """The take's own motion at ``fps``: of the clip whose hips travel furthest."""
+    """The take's own motion at ``fps``: (metres its hips travel, the clip that
+    travels furthest, every clip's Motion, furthest first). Its figures are
+    pooled over the clips, as the bake report pools them (tools/path_measure.measure)."""
     from core.measure import path_metrics as pm
 
-    best = None
+    clips = []
     for obj in arms:
         raw = bp.raw_motion(obj, obj.animation_data.action, db, fps)
-        travel = float(pm.horizontal_steps(raw.hips).sum())
-        if best is None or travel > best[0]:
-            best = (travel, obj.name, raw)
-    return best
+        clips.append((float(pm.horizontal_steps(raw.hips).sum()), obj.name, raw))
+    clips.sort(key=lambda c: -c[0])
+    return sum(c[0] for c in clips), clips[0][1], [c[2] for c in clips]
 
 
 def _f(v, fmt):
@@ -183,7 +185,7 @@ def main():
     addon_session.start()
     import bpy
 
-    from core.measure import path_metrics as pm
+    from tools import path_measure
 
     lines, notes = [], []
     with tempfile.TemporaryDirectory() as tmp:
@@ -192,9 +194,10 @@ def main():
             arms, db, note, seconds = setup(take, files[take])
             obj, raw_action = arms[0], arms[0].animation_data.action
             travel, ref_name, raw = reference(arms, db, args.fps)
-            notes.append("%s: %d file(s), %d rows, built in %.1f s; %s; the take's own figures: %s (%.0f m of travel)"
-                         % (take, len(files[take]), db.num_rows, seconds, note, ref_name, travel))
-            floor = pm.planted_height(raw.ankles, raw.toes, raw.fps)
+            notes.append("%s: %d file(s), %d rows, built in %.1f s; %s; the take's own figures: its %d clip(s) "
+                         "pooled (%.0f m of travel; furthest %s)"
+                         % (take, len(files[take]), db.num_rows, seconds, note, len(raw), travel, ref_name))
+            floor = path_measure.planted_height(raw)
             for name in args.paths:
                 row = bp.bake_path(obj, raw_action, name, args.fps, "", raw, floor, tmp)
                 lines.append(line(take, row))

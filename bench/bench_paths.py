@@ -119,16 +119,20 @@ def check_settings(settings):
 
 
 def raw_motion(obj, action, db, fps):
-    """The raw take sampled ``fps`` times a second (fractional frames of its own rate)."""
+    """The raw take sampled ``fps`` times a second (fractional frames of its own
+    rate), with the contacts of its clip in the database (the action's own clip
+    when the database holds several)."""
     import numpy as np
 
     from tools import path_measure
 
-    take_fps = float(db.clip_fps[0])
+    clip = db.clip_names.index(action.name) if action.name in db.clip_names else 0
+    lo, hi = int(db.clip_offsets[clip]), int(db.clip_offsets[clip + 1]) - 1
+    take_fps = float(db.clip_fps[clip])
     first, last = (float(v) for v in action.frame_range)
     step = take_fps / fps
     frames = first + np.arange(int(math.floor((last - first) / step + 1e-9)) + 1) * step
-    rows = np.clip(np.rint(frames - first).astype(np.int64), 0, db.num_rows - 1)
+    rows = np.clip(lo + np.rint(frames - first).astype(np.int64), lo, hi)
     contacts = db.contacts[rows] if db.contacts is not None else None
     return path_measure.read_motion(obj, action, frames, fps, contacts=contacts)
 

@@ -258,7 +258,7 @@ def fingerprint(scene):
     settings = scene.motion_matching
     h = hashlib.sha1()
     keys = ["left_foot", "right_foot", "left_toe", "right_toe", "hips", "responsiveness", "quality",
-            "exclude_tags", "contact_speed", "contact_radius"]
+            "exclude_tags", "contact_speed", "contact_filter"]
     h.update(json.dumps({k: getattr(settings, k) for k in keys}, sort_keys=True).encode())
     # Only when not Off, so databases built before the choice (a switch then) keep their fingerprint.
     if settings.mirror_takes != "OFF":
@@ -387,7 +387,7 @@ def build(scene, progress=None):
         mirrored += [True] * len(taken)
     del taken
     db = build_database(spec, clips, contact_joints=(bones["left_toe"], bones["right_toe"]),
-                           contact_speed=settings.contact_speed, contact_radius=settings.contact_radius)
+                           contact_speed=settings.contact_speed, contact_filter=settings.contact_filter)
     database = mdb.MotionDatabase(
         matching=db,
         skeleton=mdb.Skeleton(names=list(names), parents=np.asarray(parents, dtype=np.int32),

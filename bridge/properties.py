@@ -171,9 +171,9 @@ class MOTION_MATCHING_PG_scene(bpy.types.PropertyGroup):
         description="Frames tagged with any of these names are left out of the database")
     contact_speed: FloatProperty(name="Contact Speed", default=0.15, min=0.0, soft_max=1.0, unit="VELOCITY",
                                  description="A toe slower than this (m/s) is in contact", update=_mark_stale)
-    contact_radius: IntProperty(name="Contact Filter", default=6, min=0, soft_max=20,
-                                description="Median filter radius (frames) that cleans the contacts",
-                                update=_mark_stale)
+    contact_filter: FloatProperty(name="Contact Filter", default=0.1, min=0.0, soft_max=0.5, unit="TIME_ABSOLUTE",
+                                  description="Seconds either side a majority filter looks at to clean the contacts",
+                                  update=_mark_stale)
     mirror_takes: EnumProperty(
         name="Mirror Takes", items=MIRROR_TAKES_ITEMS, default="AUTO", update=_mark_stale,
         description="Also put each take's mirror image in the database: left and right swapped, twice the rows")

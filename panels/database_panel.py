@@ -77,7 +77,7 @@ class MOTION_MATCHING_PT_database_features(SidebarPanel, bpy.types.Panel):
         layout.prop(settings, "exclude_tags")
         col = layout.column(align=True)
         col.prop(settings, "contact_speed")
-        col.prop(settings, "contact_radius")
+        col.prop(settings, "contact_filter")
         layout.use_property_split = False
         layout.label(text="Feature groups (empty: the 27 defaults)")
         layout.template_list("MOTION_MATCHING_UL_feature_groups", "", settings, "feature_groups",

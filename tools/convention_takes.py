@@ -287,13 +287,18 @@ def _primary_direction(take, src):
     return v if v is not None and np.linalg.norm(v) > 1e-9 else np.array([1.0, 0.0, 0.0])
 
 
-def bandai_takes(take, folder, clip_frames=90):
+def bandai_takes(take, folder, clip_frames=90, every=2, rest="x", six_channels=True):
     """The Bandai-Namco-style clips (see the module docstring); ``take`` at 60 fps.
-    Each clip is ``clip_frames`` frames at 30 fps; the last takes the rest."""
+    Each clip is ``clip_frames`` frames of the written rate; the last takes the rest.
+    Variants, to tell which of the convention's traits a result depends on:
+    ``every`` keeps every n-th frame (2: 30 fps, 1: the sample's 60); ``rest``
+    "x" lays every bone along +X, "sample" keeps the sample's rest (a T-pose)
+    and its joint axes; ``six_channels`` False gives joints below the hips
+    rotations only."""
     rows = _expand(_BANDAI, _BANDAI_SIDE)
     parents, _ = _parents_of(rows)
     J = len(rows)
-    keep = slice(0, None, 2)
+    keep = slice(0, None, every)
     F = len(take.rot[keep])
     rot = np.empty((F, J, 3, 3))
     pos = np.empty((F, J, 3))
@@ -302,21 +307,28 @@ def bandai_takes(take, folder, clip_frames=90):
         if src is None:
             rot[:, j], pos[:, j] = np.eye(3), 0.0
             continue
+        pos[:, j] = take.pos_of(src)[keep]
+        if rest == "sample":
+            rot[:, j] = take.rot_of(src)[keep]
+            if p is not None and rows[parents[j]][2] is not None:
+                offsets[j] = take.offsets[take.index[src]]
+            continue
         # Each joint's own axes: +X along its bone, so every OFFSET lies on +X.
         rot[:, j] = take.rot_of(src)[keep] @ _along_x(_primary_direction(take, src))
-        pos[:, j] = take.pos_of(src)[keep]
         if p is not None and rows[parents[j]][2] is not None:
             offsets[j, 0] = np.linalg.norm(take.offsets[take.index[src]])
-    ends = {j: (np.linalg.norm(e), 0.0, 0.0) for j, e in _end_sites(take, rows, parents).items()}
-    channels = [POS + ZYX] * J
+    ends = _end_sites(take, rows, parents)
+    if rest != "sample":
+        ends = {j: (np.linalg.norm(e), 0.0, 0.0) for j, e in ends.items()}
+    channels = [POS + ZYX if six_channels or p < 0 or rows[p][2] is None else ZYX for p in parents]
     names = [r[0] for r in rows]
     os.makedirs(folder, exist_ok=True)
-    starts = list(range(0, F - clip_frames + 1, clip_frames))
+    starts = list(range(0, max(F - clip_frames, 0) + 1, clip_frames))
     paths = []
     for k, f0 in enumerate(starts):
         f1 = starts[k + 1] if k + 1 < len(starts) else F
         path = os.path.join(folder, "dataset-2_walk_normal_%03d.bvh" % (k + 1))
-        write_skeleton(path, names, parents, offsets, channels, rot[f0:f1], pos[f0:f1], 2 * take.frame_time,
+        write_skeleton(path, names, parents, offsets, channels, rot[f0:f1], pos[f0:f1], every * take.frame_time,
                        end_sites=ends)
         paths.append(path)
     return paths

@@ -129,27 +129,33 @@ def measure(bake, raw, floor, path=None, asked_facing=None, raw_pairs=None):
     raw take's (sampled at the same rate). ``floor``: the take's planted ankle
     height; ``path`` (T, 2 or 3): the controller's positions on the bake's frames;
     ``asked_facing`` (T, 2) or None; ``raw_pairs``: each joint's counterpart when
-    the database holds the take's mirror image (see path_metrics.rotation_change)."""
+    the database holds the take's mirror image (see path_metrics.rotation_change).
+    ``raw`` may be a list of Motions, a take's clips: its sliding figures are then
+    pooled (metres and moving seconds summed, as the bake report pools them), its
+    longest stretch and rotation steps taken over every clip (no step across two),
+    the other figures from the first clip."""
+    clips = list(raw) if isinstance(raw, (list, tuple)) else [raw]
+    raw = clips[0]
     fps = bake.fps
     out = {"fps": fps, "frames": int(len(bake.frames)), "planted_ankle_height_m": floor}
     slide = pm.ankle_sliding(bake.ankles, bake.hips, fps, floor)
-    raw_slide = pm.ankle_sliding(raw.ankles, raw.hips, raw.fps, floor)
+    raw_slide = pooled_sliding(clips, floor)
     out["sliding"] = slide
     out["raw_sliding"] = raw_slide
     out["sliding_ratio"] = _ratio(slide["cm_per_foot_per_moving_s"], raw_slide["cm_per_foot_per_moving_s"])
-    if bake.contacts is not None and raw.contacts is not None:
+    if bake.contacts is not None and all(c.contacts is not None for c in clips):
         c = pm.ankle_sliding(bake.ankles, bake.hips, fps, floor, contacts=bake.contacts)
-        rc = pm.ankle_sliding(raw.ankles, raw.hips, raw.fps, floor, contacts=raw.contacts)
+        rc = pooled_sliding(clips, floor, with_contacts=True)
         out["sliding_contact"] = c
         out["raw_sliding_contact"] = rc
         out["sliding_contact_ratio"] = _ratio(c["cm_per_foot_per_moving_s"], rc["cm_per_foot_per_moving_s"])
     # Height-only: the same without the speed test (the seed's measure).
     out["height_sliding"] = pm.ankle_sliding(bake.ankles, bake.hips, fps, floor, max_speed=None)
-    out["raw_height_sliding"] = pm.ankle_sliding(raw.ankles, raw.hips, raw.fps, floor, max_speed=None)
+    out["raw_height_sliding"] = pooled_sliding(clips, floor, max_speed=None)
     out["height_sliding_ratio"] = _ratio(out["height_sliding"]["cm_per_foot_per_moving_s"],
                                          out["raw_height_sliding"]["cm_per_foot_per_moving_s"])
     out["unsupported_s"] = pm.unsupported_stretch(bake.ankles, bake.hips, fps)
-    out["raw_unsupported_s"] = pm.unsupported_stretch(raw.ankles, raw.hips, raw.fps)
+    out["raw_unsupported_s"] = max(pm.unsupported_stretch(c.ankles, c.hips, c.fps) for c in clips)
     out["seed"] = pm.seed_sliding(bake.ankles, fps)
     out["raw_seed"] = pm.seed_sliding(raw.ankles, raw.fps)
     facing = pm.body_facing(bake.hip_joints[:, 0], bake.hip_joints[:, 1])
@@ -171,13 +177,39 @@ def measure(bake, raw, floor, path=None, asked_facing=None, raw_pairs=None):
                                  default=0.0)
     raw_glides = pm.frozen_glides(pm.planted(raw.ankles, raw.fps, floor), raw.hips, raw.fps)
     out["raw_glides"] = len(raw_glides)
-    out["rotation"] = pm.rotation_change(bake.rotations, raw.rotations, bake.names, raw_pairs=raw_pairs)
+    out["rotation"] = pm.rotation_change(bake.rotations, [c.rotations for c in clips], bake.names,
+                                         raw_pairs=raw_pairs)
     if out["rotation"]["frame"] >= 0:
         out["rotation"]["frame"] = int(bake.frames[out["rotation"]["frame"]])
     out["toe_lowest_m"] = pm.lowest(bake.toes)
-    out["raw_toe_lowest_m"] = pm.lowest(raw.toes)
+    out["raw_toe_lowest_m"] = min(pm.lowest(c.toes) for c in clips)
     out["toe_margin_m"] = out["toe_lowest_m"] - out["raw_toe_lowest_m"]
     return out
+
+
+def pooled_sliding(clips, floor, with_contacts=False, **options):
+    """path_metrics.ankle_sliding over a take's clips (Motions) pooled: metres and
+    moving seconds summed, then cm per foot per moving second (``options``: its
+    keyword arguments; ``with_contacts``: each clip's own contact flags)."""
+    parts = [pm.ankle_sliding(c.ankles, c.hips, c.fps, floor, contacts=c.contacts if with_contacts else None,
+                              **options) for c in clips if len(c.hips) > 1]
+    left, right = sum(p["left_m"] for p in parts), sum(p["right_m"] for p in parts)
+    moving, planted = sum(p["moving_s"] for p in parts), sum(p["planted_s"] for p in parts)
+    per = 100.0 * 0.5 * (left + right) / moving if moving > 0 else 0.0
+    return {"left_m": left, "right_m": right, "moving_s": moving, "cm_per_foot_per_moving_s": per,
+            "planted_s": planted}
+
+
+def planted_height(clips):
+    """The take's planted ankle height over its clips (Motions): the median ankle
+    height where the toe is in contact (path_metrics.planted_height's rule, each
+    clip's speeds within the clip)."""
+    heights, contact = [], []
+    for c in clips:
+        v = np.gradient(c.toes, axis=0) * c.fps
+        heights.append(c.ankles[..., 2])
+        contact.append(np.linalg.norm(v, axis=-1) < pm.CONTACT_SPEED)
+    return pm.contact_height(np.concatenate(heights), np.concatenate(contact))
 
 
 def _ratio(a, b):

@@ -22,12 +22,16 @@ def make_matcher(db, traj, allowed, index, settings, sim, sim_yaw, root_position
     ``cache(key, make)`` (optional): the look-ahead's tables, which depend on the
     database and the rows allowed only, made once through it."""
     if settings.look_ahead.on and root_positions is not None and root_quats is not None:
+        # The look-ahead's dead ends are where the rows it can play through run out.
+        ends = allowed if playable is None else np.asarray(playable, dtype=bool) | allowed
+
         def tables():
             rows = np.flatnonzero(allowed)
-            return (la.look_ahead_tables(db, root_positions, root_quats, allowed, fps, settings.look_ahead.seconds,
+            return (la.look_ahead_tables(db, root_positions, root_quats, ends, fps, settings.look_ahead.seconds,
                                          turn()),
                     np.ascontiguousarray(np.asarray(db.features[rows], dtype=np.float64).T), la.tie_order(db))
-        key = "look_ahead_%s_%r_%r" % (hashlib.sha1(np.asarray(allowed, dtype=bool).tobytes()).hexdigest(),
+        key = "look_ahead_%s_%r_%r" % (hashlib.sha1(np.asarray(allowed, dtype=bool).tobytes()
+                                                    + np.asarray(ends, dtype=bool).tobytes()).hexdigest(),
                                        settings.look_ahead.seconds, float(fps))
         return LookAheadMatcher(db, traj, allowed, index, settings, np.asarray(sim.positions, dtype=np.float64),
                                  sim_yaw, root_positions, root_quats, fps, None, playable,
@@ -123,8 +127,9 @@ class LookAheadMatcher(Matcher):
         if tables is None:      # (look-ahead tables, features of the allowed rows transposed, tie order)
             tables = (None, np.ascontiguousarray(np.asarray(db.features[self.rows], dtype=np.float64).T),
                       la.tie_order(db))
-        self.ahead = la.LookAhead(db, root_positions, root_quats, allowed, fps, settings.look_ahead.seconds, turn,
-                                  tables[0])
+        # Dead ends: where the rows it can play through run out (the clip's end or the selection's).
+        self.ahead = la.LookAhead(db, root_positions, root_quats, self.playable, fps, settings.look_ahead.seconds,
+                                  turn, tables[0])
         # One row per feature: the search's sums run across the rows (same_everywhere.column_sums).
         self.features_t = tables[1]
         self.row_clips = db.clip_index[self.rows]

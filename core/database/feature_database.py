@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..skeleton.contacts import foot_contacts
+from ..skeleton.contacts import CONTACT_FILTER_S, foot_contacts
 from .clip_features import check_clip, clip_valid_rows, joint_index, unchecked_clip_features
 from .feature_spec import FeatureError, FeatureSpec, feature_weights
 from .normalization import Normalization, compute_normalization, normalize
@@ -115,7 +115,7 @@ class Database:
         return db
 
 
-def build_database(spec, clips, contact_joints=None, contact_speed=0.15, contact_radius=6):
+def build_database(spec, clips, contact_joints=None, contact_speed=0.15, contact_filter=CONTACT_FILTER_S):
     """Features of all ``clips`` stacked into one normalised :class:`Database`.
 
     ``contact_joints`` is ``(left_toe, right_toe)`` or None (no contacts stored).
@@ -142,7 +142,7 @@ def build_database(spec, clips, contact_joints=None, contact_speed=0.15, contact
         if contact_joints is not None:
             index = joint_index(clip)
             toes = np.asarray(clip.positions, dtype=np.float64)[:, [index[j] for j in extra]]
-            contacts.append(foot_contacts(toes, clip.fps, contact_speed, contact_radius))
+            contacts.append(foot_contacts(toes, clip.fps, contact_speed, contact_filter))
     if not any(k.any() for k in kept):
         raise FeatureError(
             "Every frame of every clip is excluded, so the database would have nothing to offer.")

@@ -1,6 +1,8 @@
 """Which database rows a search may return: validity, tag query, end of ranges."""
 
-from . import query as tag_query
+import numpy as np
+
+from . import query as tag_query, tags
 
 
 def allowed_rows(database, query_text, ahead_s=0.0, strict=False):
@@ -25,4 +27,18 @@ def bake_rows(database, query_text, settings):
         rows = allowed_rows(database, query_text, strict=True)
         return rows, rows
     return (allowed_rows(database, query_text, ahead_s=settings.tags.tag_query_ahead),
-            allowed_rows(database, query_text))
+            playable_rows(database, query_text))
+
+
+def playable_rows(database, query_text):
+    """(N,) the rows the bake plays on through once reached: every frame the query
+    selects that is not excluded, up to its clip's last frame. A row near a clip's
+    end is not searchable (its trajectory future is cut), but its motion is whole:
+    in takes cut in clips of a few seconds, the last second of each is a third of
+    the data, and stopping there would end every piece early."""
+    db = database.matching
+    rows = ~np.asarray(db.excluded, dtype=bool)
+    if query_text and query_text.strip():
+        masks = tags.tag_masks(database.tags, db.clip_offsets, db.clip_names)
+        rows &= tag_query.parse_query(query_text).evaluate(masks, db.num_rows)
+    return rows

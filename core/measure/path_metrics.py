@@ -304,16 +304,19 @@ def rotation_steps(quats):
 def rotation_change(quats, raw_quats, names=None, percentile=ROTATION_PERCENTILE, min_raw=1e-4, raw_pairs=None):
     """Each joint's largest rotation step in ``quats`` against the
     ``percentile`` of its steps in ``raw_quats`` (the same joints, at the same
-    rate). Joints whose raw figure is under ``min_raw`` radians (still joints)
+    rate; a list of arrays: a take's clips, pooled). Joints whose raw figure is under ``min_raw`` radians (still joints)
     are left out. ``raw_pairs`` (J,), each joint's counterpart, when the data
     played holds the take's mirror image too: a joint's raw steps then include
     its counterpart's (which its mirror image plays, at the same angles).
     Returns the worst ratio, its joint, and both angles in degrees."""
-    if np.shape(quats)[1:] != np.shape(raw_quats)[1:]:
-        raise PathMetricsError("The baked and raw rotations must cover the same joints (got %s and %s)."
-                               % (np.shape(quats)[1:], np.shape(raw_quats)[1:]))
+    clips = list(raw_quats) if isinstance(raw_quats, (list, tuple)) else [raw_quats]
+    for q in clips:
+        if np.shape(quats)[1:] != np.shape(q)[1:]:
+            raise PathMetricsError("The baked and raw rotations must cover the same joints (got %s and %s)."
+                                   % (np.shape(quats)[1:], np.shape(q)[1:]))
     steps = rotation_steps(quats)
-    raw_steps = rotation_steps(raw_quats)
+    # A take of several clips: the steps within each clip (none across two).
+    raw_steps = np.concatenate([rotation_steps(q) for q in clips])
     if raw_pairs is not None:
         raw_steps = np.concatenate([raw_steps, raw_steps[:, np.asarray(raw_pairs)]])
     raw = np.percentile(raw_steps, percentile, axis=0)

@@ -65,13 +65,26 @@ def majority_filter(mask, radius):
     return counts > radius
 
 
-def foot_contacts(positions, fps, speed_threshold=0.15, median_radius=6):
+CONTACT_FILTER_S = 0.1   # s: the majority filter's radius (6 frames at 60 fps, 3 at 30, 12 at 120)
+
+
+def filter_radius(seconds, fps):
+    """The majority filter's radius in frames for ``seconds`` at ``fps``, halves
+    rounded up: the same stretch of time whatever the take's rate."""
+    seconds, fps = float(seconds), float(fps)
+    if not (np.isfinite(seconds) and seconds >= 0.0):
+        raise ContactError(f"The contact filter must be 0 seconds or more, not {seconds}.")
+    return int(np.floor(seconds * fps + 0.5))
+
+
+def foot_contacts(positions, fps, speed_threshold=0.15, filter_seconds=CONTACT_FILTER_S):
     """Contact flags of one or more toe joints.
 
     ``positions`` (F, 3) or (F, K, 3) world positions in metres; returns (F,) or
     (F, K) booleans: True where the joint's speed (central differences) is below
-    ``speed_threshold`` m/s, after a majority filter of radius ``median_radius``
-    frames.
+    ``speed_threshold`` m/s, after a majority filter whose radius is
+    ``filter_seconds`` (in frames at ``fps``: a stance or a swing is judged by
+    its duration, not by its number of frames).
     """
     p = np.asarray(positions, dtype=np.float64)
     if p.ndim < 2 or p.shape[-1] != 3:
@@ -83,4 +96,4 @@ def foot_contacts(positions, fps, speed_threshold=0.15, median_radius=6):
     if not np.isfinite(p).all():
         raise ContactError("The contact joint positions contain NaN or infinite values.")
     speed = np.linalg.norm(central_velocity(p, fps), axis=-1)
-    return majority_filter(speed < float(speed_threshold), median_radius)
+    return majority_filter(speed < float(speed_threshold), filter_radius(filter_seconds, fps))

@@ -254,3 +254,21 @@ def test_nan_in_keys_is_refused():
     fc = compat.fcurves(obj.animation_data.action, obj)[8]
     fc.keyframe_points[300].co.y = float("nan")
     _refused("NaN")
+
+
+def test_contact_filter_is_seconds_and_marks_the_database_stale():
+    obj = _sample()
+    settings = bpy.context.scene.motion_matching
+    assert settings.contact_filter == pytest.approx(0.1)
+    db = _add_and_build(obj).matching
+    contacts = H.addon_module("core.skeleton.contacts")
+    # The build's contacts are the toes' at the take's rate with a 0.1 s filter (6 frames at 60 fps).
+    toes = [list(db.contact_joints)]
+    assert contacts.filter_radius(settings.contact_filter, db.clip_fps[0]) == 6
+    settings.contact_filter = 0.0
+    assert settings.database_stale
+    raw = _add_and_build(obj).matching
+    assert settings.contact_filter == 0.0 and toes == [list(raw.contact_joints)]
+    # Unfiltered contacts flicker: more changes of state than the filtered ones.
+    flips = lambda c: int(np.count_nonzero(np.diff(c.astype(np.int8), axis=0)))
+    assert flips(raw.contacts) > flips(db.contacts)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from python_calls import python_calls
-from core.skeleton.contacts import central_velocity, foot_contacts, majority_filter
+from core.skeleton.contacts import ContactError, central_velocity, filter_radius, foot_contacts, majority_filter
 from core.database.checks import database_from_arrays
 from core.errors import MotionMatchingError
 from core.database.clip_features import Clip, clip_features, clip_valid_rows
@@ -379,6 +379,39 @@ def test_foot_contacts_stop_move_and_blip():
     assert both.shape == (n, 2)
     np.testing.assert_array_equal(both[:, 0], c)
     np.testing.assert_array_equal(both[:, 1], c)
+
+
+def _stance_and_swing(fps, seconds=4.0, swing=0.15):
+    """A toe that moves at 1 m/s for ``swing`` seconds in every second, at ``fps``."""
+    t = np.arange(int(round(seconds * fps))) / fps
+    moving = (t % 1.0) >= 1.0 - swing
+    x = np.cumsum(np.where(moving, 1.0 / fps, 0.0))
+    return np.stack([x, np.zeros_like(x), np.full_like(x, 0.02)], axis=1), t
+
+
+def test_contact_filter_is_seconds_whatever_the_rate():
+    assert [filter_radius(0.1, f) for f in (24.0, 30.0, 59.9988, 60.0, 120.0)] == [2, 3, 6, 6, 12]
+    assert filter_radius(0.1, 25.0) == 3            # 2.5 frames: halves up
+    # The same motion at 30, 60 and 120 fps: the contacts cover the same share of
+    # time, and a swing of 0.15 s survives the default filter at every rate.
+    shares = []
+    for fps in (30.0, 60.0, 120.0):
+        p, t = _stance_and_swing(fps)
+        c = foot_contacts(p, fps)
+        assert not c[(t % 1.0 > 0.89) & (t % 1.0 < 0.96)].any(), fps      # mid-swing is never contact
+        assert c[(t % 1.0 > 0.2) & (t % 1.0 < 0.6)].all(), fps             # mid-stance always is
+        shares.append(c.mean())
+    assert max(shares) - min(shares) < 0.03
+    # A radius of frames (6 at every rate, as before) would have wiped the swing at 30 fps.
+    p, t = _stance_and_swing(30.0)
+    by_frames = majority_filter(np.linalg.norm(central_velocity(p, 30.0), axis=1) < 0.15, 6)
+    assert by_frames[(t % 1.0 > 0.89) & (t % 1.0 < 0.96) & (t < 3.0)].all()
+
+
+def test_contact_filter_refuses_a_negative_time():
+    p, _ = _stance_and_swing(30.0)
+    with pytest.raises(ContactError, match="0 seconds or more"):
+        foot_contacts(p, 30.0, filter_seconds=-0.1)
 
 
 def test_database_contacts_per_toe():

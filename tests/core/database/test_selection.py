@@ -47,3 +47,18 @@ def test_an_unknown_tag_is_one_sentence(database):
     with pytest.raises(TagError) as error:
         selection.allowed_rows(database, "fast and limp")
     assert "limp" in str(error.value) and str(error.value).endswith(".")
+
+
+def test_playable_rows_run_to_each_clips_last_frame(database):
+    # A row near a clip's end cannot be searched (its trajectory future is cut) but
+    # plays on: the whole clip is playable, so a piece is not ended a second early.
+    db = database.matching
+    searchable, playable = selection.bake_rows(database, "", BakeSettings.of())
+    np.testing.assert_array_equal(searchable, db.valid)
+    np.testing.assert_array_equal(playable, ~db.excluded)
+    for c in range(len(db.clip_offsets) - 1):
+        last = int(db.clip_offsets[c + 1]) - 1
+        assert playable[last] and not searchable[last]
+    # With a query: its frames to their last, whatever the trajectory's future.
+    _, slow = selection.bake_rows(database, "slow", BakeSettings.of())
+    assert np.flatnonzero(slow).tolist() == list(range(int(db.clip_offsets[1]), int(db.clip_offsets[2])))

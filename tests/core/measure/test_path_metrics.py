@@ -304,3 +304,17 @@ def test_unsupported_stretch_counts_travel_with_no_still_ankle():
     ankles[:, 1, 0] = np.where(t <= 2.5, np.maximum(t - 1.0, 0.0) + 0.0, 1.5)
     assert pm.unsupported_stretch(ankles, hips, fps) == pytest.approx(1.5)
     assert pm.unsupported_stretch(ankles, hips * [0.2, 1, 1], fps) == 0.0    # the body barely moves
+
+
+def test_rotation_change_of_a_take_in_clips_counts_no_step_across_two():
+    # One take cut in two clips that do not join (the second starts 90 degrees on):
+    # the steps are those within each clip, so the raw percentile stays 1 degree.
+    whole = quats_about_z(np.radians(np.arange(1000) * 1.0))[:, None]
+    clips = [whole[:500], quats_about_z(np.radians(90.0 + np.arange(500) * 1.0))[:, None]]
+    bake = quats_about_z(np.radians(np.arange(100) * 1.5))[:, None]
+    r = pm.rotation_change(bake, clips)
+    assert r["raw_deg"] == pytest.approx(1.0) and r["ratio"] == pytest.approx(1.5)
+    joined = pm.rotation_change(bake, np.concatenate(clips))
+    assert joined["raw_deg"] > 1.0                    # the 90-degree seam counts when the clips are joined
+    with pytest.raises(MotionMatchingError, match="same joints"):
+        pm.rotation_change(bake, [clips[0], np.concatenate([clips[1]] * 2, axis=1)])
