@@ -1,5 +1,7 @@
 """Helpers for Blender tests: world joint positions, imports, datablock counts."""
 
+import os
+
 import numpy as np
 
 
@@ -73,3 +75,19 @@ def key_times(obj):
     compat = addon_module("bridge.compat")
     curves = compat.fcurves(obj.animation_data.action, obj)
     return compat.read_curve(curves[0])["co"][:, 0].astype(np.float64)
+
+
+# Blender 4.2's bpy crashes now and then inside its own glTF code (exporter,
+# importer, the depsgraph after them) in a process that has opened many files
+# before; these modules run there in a pytest process of their own, started by
+# test_in_own_process.py. ISOLATED_ENV marks that process.
+OWN_PROCESS_ON = ((4, 2),)
+OWN_PROCESS = ("test_rigs.py",)
+ISOLATED_ENV = "MM_TESTS_IN_OWN_PROCESS"
+
+
+def needs_own_process():
+    """True when this Blender runs :data:`OWN_PROCESS` in a process of their own."""
+    import bpy
+
+    return tuple(bpy.app.version[:2]) in OWN_PROCESS_ON and not os.environ.get(ISOLATED_ENV)

@@ -10,6 +10,17 @@ import pytest
 
 from tools import addon_session
 
+from bl_helpers import OWN_PROCESS, needs_own_process
+
+
+def pytest_collection_modifyitems(config, items):
+    if not needs_own_process():
+        return
+    moved = [i for i in items if os.path.basename(str(i.fspath)) in OWN_PROCESS]
+    if moved:
+        config.hook.pytest_deselected(items=moved)
+        items[:] = [i for i in items if i not in moved]
+
 
 @pytest.fixture(scope="session")
 def addon(tmp_path_factory):
