@@ -56,8 +56,32 @@ def _rotation(alpha, beta, gamma):
     return c, t * c
 
 
+def dot3(a, b):
+    """Dot products over the last axis (3) as three products and two sums, in that order."""
+    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
+
+
+def mm3(a, b):
+    """3x3 matrix products (broadcast over leading axes) written out term by term:
+    ``@`` hands them to BLAS, whose kernels round differently on other processors."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return a[..., :, 0:1] * b[..., 0:1, :] + a[..., :, 1:2] * b[..., 1:2, :] + a[..., :, 2:3] * b[..., 2:3, :]
+
+
+def mv3(a, v):
+    """``a @ v`` for 3x3 matrices ``a`` and 3-vectors ``v`` (broadcast), term by term."""
+    a, v = np.asarray(a, dtype=np.float64), np.asarray(v, dtype=np.float64)
+    return a[..., :, 0] * v[..., None, 0] + a[..., :, 1] * v[..., None, 1] + a[..., :, 2] * v[..., None, 2]
+
+
+def outer_sum(p, q):
+    """``p.T @ q`` for (N, 3) rows, summed row after row."""
+    p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
+    return (p[:, :, None] * q[:, None, :]).sum(axis=0)
+
+
 def _unit(x):
-    n = np.sqrt((x * x).sum(axis=-1, keepdims=True))
+    n = np.sqrt(dot3(x, x))[..., None]
     return x / np.where(n > 0.0, n, 1.0)
 
 
@@ -78,21 +102,21 @@ def svd(m):
     for _ in range(SWEEPS):
         for p, q in _PAIRS:
             wp, wq = w[:, :, p].copy(), w[:, :, q].copy()
-            c, s = _rotation((wp * wp).sum(axis=-1), (wq * wq).sum(axis=-1), (wp * wq).sum(axis=-1))
+            c, s = _rotation(dot3(wp, wp), dot3(wq, wq), dot3(wp, wq))
             w[:, :, p], w[:, :, q] = c[:, None] * wp - s[:, None] * wq, s[:, None] * wp + c[:, None] * wq
             vp, vq = v[:, :, p].copy(), v[:, :, q].copy()
             v[:, :, p], v[:, :, q] = c[:, None] * vp - s[:, None] * vq, s[:, None] * vp + c[:, None] * vq
-    norms = np.sqrt((w * w).sum(axis=1))
+    norms = np.sqrt(dot3(np.swapaxes(w, -1, -2), np.swapaxes(w, -1, -2)))
     order = np.argsort(-norms, axis=-1, kind="stable")
     w = np.take_along_axis(w, order[:, None, :], axis=-1)
     v = np.take_along_axis(v, order[:, None, :], axis=-1)
     u1 = _unit(w[:, :, 0])
-    u2 = _unit(w[:, :, 1] - (u1 * w[:, :, 1]).sum(axis=-1, keepdims=True) * u1)
+    u2 = _unit(w[:, :, 1] - dot3(u1, w[:, :, 1])[:, None] * u1)
     # A rank-one m leaves u2 undefined: any unit vector across u1 will do.
     across = _unit(_cross(u1, np.where(np.abs(u1[:, :1]) < 0.9, [1.0, 0.0, 0.0], [0.0, 1.0, 0.0])))
-    u2 = np.where((u2 * u2).sum(axis=-1, keepdims=True) > 0.5, u2, across)
+    u2 = np.where(dot3(u2, u2)[:, None] > 0.5, u2, across)
     u = np.stack([u1, u2, _cross(u1, u2)], axis=-1)
-    sv = (u * w).sum(axis=1)
+    sv = dot3(np.swapaxes(u, -1, -2), np.swapaxes(w, -1, -2))
     return u.reshape(lead + (3, 3)), sv.reshape(lead + (3,)), v.reshape(lead + (3, 3))
 
 
@@ -101,11 +125,11 @@ def nearest_orthogonal(m):
     reflection, whichever ``m``'s determinant says): its polar factor."""
     u, s, v = svd(m)
     d = np.where(s[..., 2] < 0.0, -1.0, 1.0)
-    return (u * np.stack([np.ones_like(d), np.ones_like(d), d], axis=-1)[..., None, :]) @ np.swapaxes(v, -1, -2)
+    return mm3(u * np.stack([np.ones_like(d), np.ones_like(d), d], axis=-1)[..., None, :], np.swapaxes(v, -1, -2))
 
 
 def nearest_with_determinant(m, det):
     """The orthogonal matrix of determinant ``det`` (+1 or -1) nearest ``m`` (3, 3)."""
     u, _s, v = svd(m)
-    f = det * float((v[:, 0] * _cross(v[:, 1], v[:, 2])).sum())      # det U is +1
-    return u @ np.diag([1.0, 1.0, f]) @ v.T
+    f = det * float(dot3(v[:, 0], _cross(v[:, 1], v[:, 2])))      # det U is +1
+    return mm3(u * np.array([1.0, 1.0, f]), v.T)

@@ -174,8 +174,9 @@ def mirror_channels(locations, quaternions, pairs, maps, block=4096):
         loc = locations[f0:f1, pairs].astype(np.float64)
         rot = tf.quat_to_matrix(quaternions[f0:f1, pairs].astype(np.float64))
         # t' = A t + d and R' = A R L, bone by bone (A = L^T for a symmetric rest).
-        loc_m[f0:f1] = np.einsum("jki,fji->fjk", left, loc) + shift
-        quat[f0:f1] = tf.matrix_to_quat(left[None] @ rot @ right[None])
+        # Written out term by term (svd3.mm3): BLAS's kernels round differently per processor.
+        loc_m[f0:f1] = svd3.mv3(left[None], loc) + shift
+        quat[f0:f1] = tf.matrix_to_quat(svd3.mm3(svd3.mm3(left[None], rot), right[None]))
     # Keep each bone's first quaternion on the side of its counterpart's, then continuous.
     flip = np.einsum("jk,jk->j", quat[0], quaternions[0, pairs].astype(np.float64)) < 0.0
     quat[:, flip] *= -1.0
@@ -185,7 +186,7 @@ def mirror_channels(locations, quaternions, pairs, maps, block=4096):
 def mirror_points(points, mirror):
     """Reflect points (..., 3) with the 4x4 ``mirror``."""
     p = np.asarray(points, dtype=np.float64)
-    return p @ mirror[:3, :3].T + mirror[:3, 3]
+    return svd3.mv3(mirror[:3, :3], p) + mirror[:3, 3]
 
 
 def feature_mirror(spec, counterpart):

@@ -65,7 +65,7 @@ def body_plane(heads, pairs):
     diff = heads - heads[pairs]
     if not np.any(np.linalg.norm(diff, axis=1) > 0):
         raise MirrorError("The skeleton cannot be mirrored: no bone has a counterpart on the other side.")
-    _w, vecs = svd3.symmetric_eigen(diff.T @ diff)
+    _w, vecs = svd3.symmetric_eigen(svd3.outer_sum(diff, diff))
     return reflection(0.5 * (heads + heads[pairs]).mean(axis=0), vecs[:, 0])
 
 
@@ -89,17 +89,17 @@ def most_symmetric(poses, pairs, parents):
 def _refined(reflect, offsets_q, offsets_p, weight):
     """The reflection nearest ``reflect`` that carries the offsets ``offsets_q``
     (n, 3) onto ``offsets_p`` (least squares; det -1)."""
-    h = offsets_p.T @ offsets_q + weight * reflect
+    h = svd3.outer_sum(offsets_p, offsets_q) + weight * reflect
     return svd3.nearest_with_determinant(h, -1.0)
 
 
 def _reflections(parents, pairs, rest, offsets, mirror, reference, plane, height):
     """Each bone's ``L_b`` (J, 3, 3) from the reference pose, fitted to the offsets."""
     rot = reference[:, :3, :3]
-    right = nearest_orthogonal(np.swapaxes(rot[pairs], -1, -2) @ plane[None, :3, :3] @ rot)
+    right = nearest_orthogonal(svd3.mm3(svd3.mm3(np.swapaxes(rot[pairs], -1, -2), plane[None, :3, :3]), rot))
     roots = parents < 0
-    right[roots] = nearest_orthogonal(np.swapaxes(rest[pairs][roots, :3, :3], -1, -2) @ mirror[:3, :3]
-                                      @ rest[roots, :3, :3])
+    right[roots] = nearest_orthogonal(svd3.mm3(svd3.mm3(np.swapaxes(rest[pairs][roots, :3, :3], -1, -2),
+                                                         mirror[:3, :3]), rest[roots, :3, :3]))
     weight = 1e-8 * height * height   # the offsets decide; the reference only breaks ties (a turn about one child)
     for q in np.nonzero(~roots)[0]:
         kids = np.nonzero(parents == q)[0]
@@ -148,7 +148,8 @@ def channel_map(names, parents, rest, pairs, mirror, references=(), offsets=None
             height = _height(reference, parents)
     right = _reflections(parents, pairs, rest, offsets, mirror, reference, plane, height) \
         if reference is not rest else \
-        nearest_orthogonal(np.swapaxes(rest[pairs, :3, :3], -1, -2) @ mirror[None, :3, :3] @ rest[:, :3, :3])
+        nearest_orthogonal(svd3.mm3(svd3.mm3(np.swapaxes(rest[pairs, :3, :3], -1, -2), mirror[None, :3, :3]),
+                                    rest[:, :3, :3]))
     left, shift = _left_and_shift(parents, pairs, rest, offsets, mirror, right)
     shift_len = np.linalg.norm(shift, axis=1)
     _lopsided(names, parents, pairs, shift_len, height)
@@ -169,10 +170,10 @@ def _left_and_shift(parents, pairs, rest, offsets, mirror, right):
     for b in range(J):
         p, q = pairs[b], parents[b]
         if q < 0:
-            left[b] = rest[b, :3, :3].T @ mirror[:3, :3] @ rest[p, :3, :3]
-            image = mirror[:3, :3] @ rest[p, :3, 3] + mirror[:3, 3]
-            shift[b] = rest[b, :3, :3].T @ (image - rest[b, :3, 3])
+            left[b] = svd3.mm3(svd3.mm3(rest[b, :3, :3].T, mirror[:3, :3]), rest[p, :3, :3])
+            image = svd3.mv3(mirror[:3, :3], rest[p, :3, 3]) + mirror[:3, 3]
+            shift[b] = svd3.mv3(rest[b, :3, :3].T, image - rest[b, :3, 3])
         else:
-            left[b] = r_off[b].T @ right[q].T @ r_off[p]
-            shift[b] = r_off[b].T @ (right[q].T @ t_off[p] - t_off[b])
+            left[b] = svd3.mm3(svd3.mm3(r_off[b].T, right[q].T), r_off[p])
+            shift[b] = svd3.mv3(r_off[b].T, svd3.mv3(right[q].T, t_off[p]) - t_off[b])
     return left, shift
