@@ -275,7 +275,7 @@ def fk_world(obj, names, parents, fk, wanted, frames, basis_of):
     chunk = max(1, (1 << 16) // max(len(fk), 1))
     for f0 in range(0, frames, chunk):
         f1 = min(frames, f0 + chunk)
-        world = matrix_world @ tf.pose_fk(fk_parents, rest, basis_of(f0, f1), offsets)
+        world = tf.mm4(matrix_world, tf.pose_fk(fk_parents, rest, basis_of(f0, f1), offsets))
         positions[f0:f1] = world[:, want][:, :, :3, 3]
         last[f0:f1] = world[:, want[-1]]
     return positions, last

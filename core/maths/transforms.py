@@ -310,17 +310,26 @@ def pose_fk(parents, rest, basis, offsets=None, joints=None):
     for j in order:
         p = parents[j]
         if p < 0:
-            out[:, j] = offsets[j] @ basis[:, j]
+            out[:, j] = mm4(offsets[j], basis[:, j])
         else:
-            out[:, j] = out[:, p] @ offsets[j] @ basis[:, j]
+            out[:, j] = mm4(mm4(out[:, p], offsets[j]), basis[:, j])
     return out
+
+
+def mm4(a, b):
+    """4x4 matrix products (broadcast over leading axes) written out term by term.
+    ``@`` hands them to BLAS, whose kernels round differently on other processors
+    (with or without fused multiply-adds), and forward kinematics decides the keys."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return (a[..., :, 0:1] * b[..., 0:1, :] + a[..., :, 1:2] * b[..., 1:2, :]
+            + a[..., :, 2:3] * b[..., 2:3, :] + a[..., :, 3:4] * b[..., 3:4, :])
 
 
 def rest_offsets_from_matrices(parents, rest):
     """Each bone's rest relative to its parent (its own rest for a root)."""
     rest = np.asarray(rest, dtype=np.float64)
     rest_inv = rigid_inverse(rest)
-    return np.array([rest[j] if p < 0 else rest_inv[p] @ rest[j] for j, p in enumerate(parents)])
+    return np.array([rest[j] if p < 0 else mm4(rest_inv[p], rest[j]) for j, p in enumerate(parents)])
 
 
 def pose_local_from_world(parents, rest, pose, offsets=None):
