@@ -184,6 +184,15 @@ def test_an_entry_mm_cli_would_refuse_is_named_before_anything_runs(folder, tmp_
     assert not (tmp_path / "out").exists()
 
 
+def test_entries_on_an_exported_database_are_checked_with_its_file(folder, tmp_path):
+    data = manifest(database={"file": "db.npz"})
+    del data["entries"][1]["mirror"]
+    m = bm.parse(data, str(folder))
+    mm_batch.check_entries(m, m.entries, str(tmp_path / "out"))
+    args = mm_batch.cli_args(m, m.entries[0], None, "/o/e")
+    assert args[args.index("--database") + 1] == str(folder / "db.npz") and "--bvh" not in args
+
+
 def test_the_count_of_a_checked_manifest(folder, capsys):
     (folder / "m.json").write_text(json.dumps(manifest()))
     assert mm_batch.main([str(folder / "m.json"), "--out", str(folder / "out"), "--count"]) == 0

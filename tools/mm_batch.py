@@ -139,6 +139,8 @@ def cli_args(manifest, entry, database, folder):
 
 def database_args(manifest, entry):
     db = manifest.database
+    if "file" in db:
+        return ["--database", db["file"]]
     args = []
     for take in db["takes"]:
         args += ["--bvh", take]
