@@ -25,24 +25,13 @@ import numpy as np
 if not __package__:
     sys.exit("Run from the repository root as: python -m bench.bench_crowd")
 
-from tools import addon_session, path_measure, rig_trial, rigs, top_view  # noqa: E402
+from tools import addon_session, path_measure, rig_trial, rigs, scene_curves, top_view  # noqa: E402
 
 CURVE = ((0.0, 0.0, 0.0), (15.0, 0.0, 0.0), (25.0, 8.0, 0.0), (30.0, 22.0, 0.0), (42.0, 30.0, 0.0), (55.0, 30.0, 0.0))
 
 
 def _curve():
-    import bpy
-
-    data = bpy.data.curves.new("CrowdPath", "CURVE")
-    data.dimensions = "3D"
-    spline = data.splines.new("BEZIER")
-    spline.bezier_points.add(len(CURVE) - 1)
-    for bp, p in zip(spline.bezier_points, CURVE):
-        bp.co = p
-        bp.handle_left_type = bp.handle_right_type = "AUTO"
-    obj = bpy.data.objects.new("CrowdPath", data)
-    bpy.context.scene.collection.objects.link(obj)
-    return obj
+    return scene_curves.bezier_curve("CrowdPath", CURVE)
 
 
 def _rigs(folder):

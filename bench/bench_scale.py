@@ -103,7 +103,7 @@ def joint_steps(path):
 
 def bench_joints(max_joints, frames):
     import bpy
-    from tests.bvh_writer import synthetic_bvh
+    from tools.bvh_writer import synthetic_bvh
 
     sizes = sorted({n for n in (1000, 2000, 5000, max_joints) if n <= max_joints})
     print("\n1. Joints (made-up skeleton, %d frames): motion_matching.import_bvh" % frames)

@@ -55,6 +55,37 @@ def finish(blender_temp=False):
                 shutil.rmtree(session, ignore_errors=True)
 
 
+def write_in_new_process(module, args, path, what, timeout=600):
+    """Run ``python -m module args`` (a tool that writes one file with Blender,
+    see :func:`run_alone`) in a new process; returns ``path`` once it is there,
+    or raises RuntimeError naming ``what`` with the end of the tool's output."""
+    proc = subprocess.run([sys.executable, "-m", module, *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=timeout)
+    if proc.returncode != 0 or not os.path.isfile(path):
+        raise RuntimeError("writing %s to %s failed:\n%s%s" % (what, path, proc.stdout[-2000:], proc.stderr[-2000:]))
+    return path
+
+
+def run_alone(work):
+    """The body of a process that only writes one file with Blender: a
+    throw-away user folder, factory settings, ``work()``, then exit with its
+    status at once (Blender 4.2's glTF exporter can crash in a process that
+    opened other files, and bpy can crash while Python shuts down after it)."""
+    prepare_user_dir()
+    status = 1
+    try:
+        import bpy
+
+        bpy.ops.wm.read_factory_settings(use_empty=True)
+        work()
+        status = 0
+    finally:
+        finish(blender_temp=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+
+
 def extension_tool():
     import bpy
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from core.io import bvh_convert, bvh_parse
 from core.maths import resample as rs, transforms as tf
-from tests.bvh_writer import write_bvh
+from tools.bvh_writer import write_bvh
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SAMPLE = os.path.join(os.path.dirname(HERE), "samples", "jl_mm_run.bvh")

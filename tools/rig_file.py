@@ -12,12 +12,9 @@ extension.
 """
 
 import os
-import subprocess
 import sys
 
 from tools import addon_session
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 _WRITTEN = {}   # (format, name, pose, axis) -> a file this process had written
 
@@ -32,36 +29,24 @@ def write(fmt, folder, name, pose="T", axis="Y"):
         return path
     stem = "".join(c if c.isalnum() else "_" for c in "%s_%s_%s_%s" % key)
     path = os.path.join(folder, stem + "." + fmt)
-    proc = subprocess.run([sys.executable, "-m", "tools.rig_file", fmt, path, name, pose, axis],
-                          cwd=REPO, capture_output=True, text=True, timeout=300)
-    if proc.returncode != 0 or not os.path.isfile(path):
-        raise RuntimeError("writing the character to %s failed:\n%s%s" % (path, proc.stdout[-2000:], proc.stderr[-2000:]))
+    addon_session.write_in_new_process("tools.rig_file", [fmt, path, name, pose, axis], path, "the character", 300)
     _WRITTEN[key] = path
     return path
 
 
 def main(argv):
     fmt, path, name, pose, axis = argv
-    addon_session.prepare_user_dir()
-    status = 1
-    try:
-        import bpy
 
+    def work():
         from tools import rigs
 
-        bpy.ops.wm.read_factory_settings(use_empty=True)
         obj, mesh = rigs.build(name, pose)
         if fmt == "glb":
             rigs.export_gltf(obj, mesh, path)
         else:
             rigs.export_fbx(obj, mesh, path, axis)
-        status = 0
-    finally:
-        addon_session.finish(blender_temp=True)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        # Blender 4.2's bpy crashes while Python shuts down after a glTF export.
-        os._exit(status)
+
+    addon_session.run_alone(work)
 
 
 if __name__ == "__main__":

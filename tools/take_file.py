@@ -10,23 +10,15 @@ as a .glb with its animation. Run as
 (:func:`write` does that). Developer tool, not part of the extension.
 """
 
-import os
-import subprocess
 import sys
 
 from tools import addon_session
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def write(fmt, bvh, scale, path):
     """Write ``bvh`` (scaled by ``scale``) as ``fmt`` ("fbx" or "glb") to ``path``
     in a new process; returns ``path``."""
-    proc = subprocess.run([sys.executable, "-m", "tools.take_file", fmt, bvh, repr(scale), path],
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
-    if proc.returncode != 0 or not os.path.isfile(path):
-        raise RuntimeError("writing the take to %s failed:\n%s%s" % (path, proc.stdout[-2000:], proc.stderr[-2000:]))
-    return path
+    return addon_session.write_in_new_process("tools.take_file", [fmt, bvh, repr(scale), path], path, "the take")
 
 
 def export(fmt, path):
@@ -45,12 +37,10 @@ def export(fmt, path):
 
 def main(argv):
     fmt, bvh, scale, path = argv
-    addon_session.prepare_user_dir()
-    status = 1
-    try:
+
+    def work():
         import bpy
 
-        bpy.ops.wm.read_factory_settings(use_empty=True)
         result = bpy.ops.import_anim.bvh(filepath=bvh, global_scale=float(scale), update_scene_fps=True,
                                          update_scene_duration=True, rotate_mode="QUATERNION")
         if result != {"FINISHED"}:
@@ -62,13 +52,8 @@ def main(argv):
         if abs(fps - round(fps)) <= 1e-4 * fps:
             scene.render.fps, scene.render.fps_base = int(round(fps)), 1.0
         export(fmt, path)
-        status = 0
-    finally:
-        addon_session.finish(blender_temp=True)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        # Blender 4.2's bpy crashes while Python shuts down after a glTF export.
-        os._exit(status)
+
+    addon_session.run_alone(work)
 
 
 if __name__ == "__main__":

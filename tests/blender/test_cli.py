@@ -62,7 +62,7 @@ def _one_eyed_take(path):
     """The sample take with a left eye and no right one: its sides do not pair."""
     import numpy as np
 
-    import bvh_writer
+    from tools import bvh_writer
     from core.io import bvh_parse
 
     bvh = bvh_parse.read_bvh(SAMPLE_TAKE)

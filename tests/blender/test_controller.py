@@ -10,6 +10,7 @@ import pytest
 
 from core.io import scenario as S, scenario_builtins
 import bl_helpers as H
+from tools import scene_curves
 
 
 def _world(obj, frames):
@@ -32,19 +33,7 @@ def _set_fps(fps):
 
 
 def _bezier_curve(name="Path", points=((0, 0, 0), (4, -3, 0), (8, 1, 0), (12, -2, 0)), select=True):
-    data = bpy.data.curves.new(name, "CURVE")
-    data.dimensions = "3D"
-    spline = data.splines.new("BEZIER")
-    spline.bezier_points.add(len(points) - 1)
-    for bp, co in zip(spline.bezier_points, points):
-        bp.co = co
-        bp.handle_left_type = bp.handle_right_type = "AUTO"
-    obj = bpy.data.objects.new(name, data)
-    bpy.context.scene.collection.objects.link(obj)
-    if select:
-        obj.select_set(True)
-        bpy.context.view_layer.objects.active = obj
-    return obj
+    return scene_curves.bezier_curve(name, points, select)
 
 
 def _active():

@@ -8,20 +8,12 @@ import pytest
 
 import bl_helpers as H
 from test_bake import Event
+from tools import scene_curves
 from tools.key_digest import action_fcurves
 
 
 def _curve(points=((0.0, 0.0, 0.0), (6.0, 0.0, 0.0), (12.0, 3.0, 0.0), (16.0, 8.0, 0.0))):
-    data = bpy.data.curves.new("Path", "CURVE")
-    data.dimensions = "3D"
-    spline = data.splines.new("BEZIER")
-    spline.bezier_points.add(len(points) - 1)
-    for bp, p in zip(spline.bezier_points, points):
-        bp.co = p
-        bp.handle_left_type = bp.handle_right_type = "AUTO"
-    obj = bpy.data.objects.new("Path", data)
-    bpy.context.scene.collection.objects.link(obj)
-    return obj
+    return scene_curves.bezier_curve("Path", points)
 
 
 def _select(active, *others):

@@ -14,7 +14,7 @@ import pytest
 
 from core.io import bvh_parse
 from sample_paths import SAMPLE_TAKE
-from bvh_writer import write_bvh, sample_layout
+from tools.bvh_writer import write_bvh, sample_layout
 from tools import take_file
 import bl_helpers as H
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from sample_paths import SAMPLE_TAKE
-from bvh_writer import write_bvh, sample_layout
+from tools.bvh_writer import write_bvh, sample_layout
 from core.io import bvh_parse as core_bvh_parse
 from core.maths import transforms as tf
 import bl_helpers as H

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from bvh_fuzz import TEXT
-from bvh_writer import synthetic_bvh
+from tools.bvh_writer import synthetic_bvh
 from sample_paths import SAMPLE_TAKE
 import bl_helpers as H
 

@@ -137,7 +137,7 @@ def test_add_virtual_root_keys_every_listed_clip_and_moves_no_joint(clip_folder)
 
 
 def test_clips_of_another_skeleton_get_an_armature_of_their_own(clip_folder):
-    from bvh_writer import sample_layout, write_bvh
+    from tools.bvh_writer import sample_layout, write_bvh
     from core.io import bvh_parse
 
     data = bvh_parse.read_bvh(str(clip_folder / "run_02.bvh"))

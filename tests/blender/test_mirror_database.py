@@ -242,7 +242,7 @@ def _write_x_rest_twin(path):
     hips keep theirs), offsets C_q^T o_j, rotations C_q^T R_j C_j; the same
     joints in world space on every frame."""
     from core.io import bvh_convert, bvh_parse
-    import bvh_writer
+    from tools import bvh_writer
 
     bvh = bvh_parse.read_bvh(SAMPLE_TAKE)
     names, parents, offsets, _channels, ends = bvh_writer.sample_layout(bvh)

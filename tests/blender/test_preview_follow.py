@@ -6,6 +6,7 @@ import bpy
 import numpy as np
 
 import bl_helpers as H
+from tools import scene_curves
 
 FRAMES = (1, 60, 131, 200, 290)
 
@@ -120,20 +121,7 @@ def test_preview_follows_settings_keys_database_and_tag_query(take_on_path):
 
 
 def _curve(points=((0, 0, 0), (4, -3, 0), (8, 1, 0), (12, -2, 0))):
-    data = bpy.data.curves.new("Path", "CURVE")
-    data.dimensions = "3D"
-    spline = data.splines.new("BEZIER")
-    spline.bezier_points.add(len(points) - 1)
-    for bp, co in zip(spline.bezier_points, points):
-        bp.co = co
-        bp.handle_left_type = bp.handle_right_type = "AUTO"
-    curve = bpy.data.objects.new("Path", data)
-    bpy.context.scene.collection.objects.link(curve)
-    for ob in bpy.context.selected_objects:
-        ob.select_set(False)
-    curve.select_set(True)
-    bpy.context.view_layer.objects.active = curve
-    return curve
+    return scene_curves.bezier_curve("Path", points, select=True)
 
 
 def test_preview_follows_the_curve_its_transform_and_the_timing(take_on_path):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from sample_paths import SAMPLE_TAKE
-from bvh_writer import write_bvh, sample_layout
+from tools.bvh_writer import write_bvh, sample_layout
 from core.io import bvh_parse as core_bvh_parse
 import bl_helpers as H
 

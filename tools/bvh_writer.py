@@ -1,4 +1,5 @@
-"""Write BVH files for tests (any channel layout, rotation order, frame rate)."""
+"""Write BVH files (any channel layout, rotation order, frame rate): for the tests, the benches and the
+convention takes (tools/convention_takes.py)."""
 
 import numpy as np
 
