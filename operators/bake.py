@@ -1,17 +1,14 @@
 """motion_matching.bake: motion matching along the controller, baked to keys."""
 
-import time
-
 import bpy
 from bpy.props import FloatProperty, IntProperty, StringProperty
 
-from ..core.bake.pipeline import run_to_end
-from ..core.errors import MotionMatchingError
 from ..bridge import bake_job, bake_props as bake_settings
+from .sliced_run import SlicedRun
 
 
 @bake_settings.with_knobs(options={"SKIP_SAVE"})
-class MOTION_MATCHING_OT_bake(bpy.types.Operator):
+class MOTION_MATCHING_OT_bake(SlicedRun, bpy.types.Operator):
     """Simulate motion matching along the controller over the frame range and key the result on the armature"""
 
     # Besides the options below, one option per knob of core.bake.settings
@@ -68,92 +65,27 @@ class MOTION_MATCHING_OT_bake(bpy.types.Operator):
             self.report({"WARNING"}, w)
         return {"FINISHED"}
 
-    def execute(self, context):
-        wm = context.window_manager
-        scene = context.scene
-        frame = scene.frame_current
-        wm.progress_begin(0, 100)
-        try:
-            job = self._start(context)
-            output = run_to_end(job.steps, lambda f: wm.progress_update(int(100 * f)))
-            return self._finish(context, output, job)
-        except MotionMatchingError as ex:
-            self.report({"ERROR"}, str(ex))
-            return {"CANCELLED"}
-        finally:
-            wm.progress_end()
-            scene.frame_set(frame)
+    # The work for SlicedRun: Esc stops it with nothing written.
 
-    # Interactive use: the bake runs a slice at a time on a timer, shows its
-    # progress in the status bar, and Esc stops it with nothing written.
+    status_text = "Baking motion matching... Esc to cancel"
+
+    def start_work(self, context):
+        self._job = self._start(context)
+        return self._job.steps
+
+    def finish_work(self, context, output):
+        return self._finish(context, output, self._job)
+
+    def stopped_work(self, context):
+        self.report({"WARNING"}, "Bake cancelled: nothing was written.")
+        return {"CANCELLED"}
+
+    def execute(self, context):
+        return self.run_at_once(context)
 
     def invoke(self, context, event):
         bake_settings.fill_unset(self, context.scene.motion_matching.bake_settings)
-        if context.window is None:
-            return self.execute(context)
-        try:
-            self.begin_slices(context)
-        except MotionMatchingError as ex:
-            self.report({"ERROR"}, str(ex))
-            return {"CANCELLED"}
-        wm = context.window_manager
-        self._timer = wm.event_timer_add(0.01, window=context.window)
-        wm.progress_begin(0, 100)
-        wm.modal_handler_add(self)
-        context.workspace.status_text_set("Baking motion matching... Esc to cancel")
-        return {"RUNNING_MODAL"}
-
-    slice_seconds = 0.05   # work per timer event; tests set 0 for one slice per event
-
-    def begin_slices(self, context):
-        """The state :meth:`modal` runs from: the bake's step generator, its
-        target and retarget setup, the frame to come back to. invoke sets it up
-        before adding the timer and the modal handler (tests drive modal() from
-        here, without a window)."""
-        self._frame = context.scene.frame_current
-        self._timer = None
-        self._fraction = 0.0
-        self._job = self._start(context)
-        self._steps = self._job.steps
-
-    def _stop(self, context):
-        wm = context.window_manager
-        if self._timer is not None:
-            wm.event_timer_remove(self._timer)
-            self._timer = None
-        wm.progress_end()
-        if context.workspace is not None:   # none without a window
-            context.workspace.status_text_set(None)
-        self._steps.close()
-        context.scene.frame_set(self._frame)
-
-    def modal(self, context, event):
-        if event.type == "ESC":
-            self._stop(context)
-            self.report({"WARNING"}, "Bake cancelled: nothing was written.")
-            return {"CANCELLED"}
-        if event.type != "TIMER":
-            return {"PASS_THROUGH"}
-        try:
-            # At least one slice per event, more while the event's time budget lasts.
-            deadline = time.perf_counter() + self.slice_seconds
-            while True:
-                self._fraction = next(self._steps)
-                context.window_manager.progress_update(int(100 * self._fraction))
-                if time.perf_counter() >= deadline:
-                    break
-        except StopIteration as done:
-            self._stop(context)
-            try:
-                return self._finish(context, done.value, self._job)
-            except MotionMatchingError as ex:
-                self.report({"ERROR"}, str(ex))
-                return {"CANCELLED"}
-        except MotionMatchingError as ex:
-            self._stop(context)
-            self.report({"ERROR"}, str(ex))
-            return {"CANCELLED"}
-        return {"RUNNING_MODAL"}
+        return self.run_in_slices(context)
 
 
 classes = (MOTION_MATCHING_OT_bake,)

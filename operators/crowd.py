@@ -8,15 +8,13 @@ to walk them, edit the list of (controller, character) pairs, and Bake All.
   settings; progress in the status bar, Esc stops after the pairs already done.
 """
 
-import time
-
 import bpy
 from bpy.props import FloatProperty, IntProperty
 
-from ..core.bake.pipeline import run_to_end
 from ..core.errors import MotionMatchingError
 from ..core.io.crowd_lanes import Lanes
 from ..bridge import bake_props, crowd, scene_data
+from .sliced_run import SlicedRun
 
 _DEFAULT = Lanes()
 
@@ -106,14 +104,14 @@ class MOTION_MATCHING_OT_crowd_remove_pair(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class MOTION_MATCHING_OT_bake_all(bpy.types.Operator):
+class MOTION_MATCHING_OT_bake_all(SlicedRun, bpy.types.Operator):
     """Bake every character of the crowd list along its controller, with the scene's bake settings"""
 
     bl_idname = "motion_matching.bake_all"
     bl_label = "Bake All"
     bl_options = {"REGISTER", "UNDO"}
 
-    slice_seconds = 0.05   # work per timer event; tests set 0 for one slice per event
+    status_text = "Baking the crowd... Esc to stop after the characters done"
 
     @classmethod
     def poll(cls, context):
@@ -122,15 +120,21 @@ class MOTION_MATCHING_OT_bake_all(bpy.types.Operator):
             return False
         return True
 
-    def begin(self, context):
-        """Check every pair and set the bake of them all up (no data changed yet)."""
+    # The work for SlicedRun: every pair checked first (nothing changed yet), then
+    # baked in turn; Esc (closing the generator) ends the pair under way unwritten.
+
+    def start_work(self, context):
         scene = context.scene
-        self._frame = scene.frame_current
         self._pairs = crowd.pairs_to_bake(scene)
         settings = bake_props.to_core(scene.motion_matching.bake_settings)
         self._results = []
-        self._steps = crowd.bake_pairs(context, self._pairs, settings, self._results)
-        self._timer = None
+        return crowd.bake_pairs(context, self._pairs, settings, self._results)
+
+    def finish_work(self, context, results):
+        return self._done(context, results)
+
+    def stopped_work(self, context):
+        return self._done(context, self._results, stopped=True)
 
     def _done(self, context, results, stopped=False):
         scene_data.write_text("Motion Matching Crowd", crowd.summary_text(results, len(self._pairs)))
@@ -141,67 +145,10 @@ class MOTION_MATCHING_OT_bake_all(bpy.types.Operator):
         return {"FINISHED"}
 
     def execute(self, context):
-        wm = context.window_manager
-        frame = context.scene.frame_current
-        wm.progress_begin(0, 100)
-        try:
-            self.begin(context)
-            results = run_to_end(self._steps, lambda f: wm.progress_update(int(100 * f)))
-            return self._done(context, results)
-        except MotionMatchingError as ex:
-            self.report({"ERROR"}, str(ex))
-            return {"CANCELLED"}
-        finally:
-            wm.progress_end()
-            context.scene.frame_set(frame)
+        return self.run_at_once(context)
 
     def invoke(self, context, event):
-        if context.window is None:
-            return self.execute(context)
-        try:
-            self.begin(context)
-        except MotionMatchingError as ex:
-            self.report({"ERROR"}, str(ex))
-            return {"CANCELLED"}
-        wm = context.window_manager
-        self._timer = wm.event_timer_add(0.01, window=context.window)
-        wm.progress_begin(0, 100)
-        wm.modal_handler_add(self)
-        context.workspace.status_text_set("Baking the crowd... Esc to stop after the characters done")
-        return {"RUNNING_MODAL"}
-
-    def _stop(self, context):
-        wm = context.window_manager
-        if self._timer is not None:
-            wm.event_timer_remove(self._timer)
-            self._timer = None
-        wm.progress_end()
-        if context.workspace is not None:
-            context.workspace.status_text_set(None)
-        context.scene.frame_set(self._frame)
-
-    def modal(self, context, event):
-        if event.type == "ESC":
-            # Closing the generator ends the pair under way without writing it.
-            self._steps.close()
-            self._stop(context)
-            return self._done(context, self._results, stopped=True)
-        if event.type != "TIMER":
-            return {"PASS_THROUGH"}
-        try:
-            deadline = time.perf_counter() + self.slice_seconds
-            while True:
-                context.window_manager.progress_update(int(100 * next(self._steps)))
-                if time.perf_counter() >= deadline:
-                    break
-        except StopIteration as done:
-            self._stop(context)
-            return self._done(context, done.value)
-        except MotionMatchingError as ex:
-            self._stop(context)
-            self.report({"ERROR"}, str(ex))
-            return {"CANCELLED"}
-        return {"RUNNING_MODAL"}
+        return self.run_in_slices(context)
 
 
 classes = (

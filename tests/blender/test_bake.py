@@ -210,7 +210,8 @@ def _operator_stand_in():
     the operator's own methods (Blender makes operator instances only inside a
     call, and a background process has no window to run a modal one in)."""
     op = bpy.types.MOTION_MATCHING_OT_bake
-    members = {name: op.__dict__[name] for name in ("begin_slices", "modal", "_stop", "_start", "_finish",
+    members = {name: getattr(op, name) for name in ("begin_slices", "modal", "_stop", "_start", "_finish",
+                                                    "start_work", "finish_work", "stopped_work",
                                                     "slice_seconds", "settings")}
 
     class NothingSet:

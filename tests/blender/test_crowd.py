@@ -93,7 +93,8 @@ def test_bake_all_keys_each_pair_as_a_single_bake_would(take_on_path):
 
 def _bake_all_stand_in():
     op = bpy.types.MOTION_MATCHING_OT_bake_all
-    members = {n: op.__dict__[n] for n in ("begin", "modal", "_stop", "_done", "slice_seconds")}
+    members = {n: getattr(op, n) for n in ("begin_slices", "start_work", "finish_work", "stopped_work", "modal",
+                                           "_stop", "_done", "slice_seconds")}
 
     def report(self, kind, text):
         self.reports.append((set(kind), text))
@@ -109,7 +110,7 @@ def test_esc_stops_bake_all_after_the_characters_done(take_on_path):
     pairs = [(p.controller, p.armature) for p in scene.motion_matching.crowd]
     op = _bake_all_stand_in()
     op.slice_seconds = 0.0
-    op.begin(bpy.context)
+    op.begin_slices(bpy.context)
     assert op.modal(bpy.context, Event("MOUSEMOVE")) == {"PASS_THROUGH"}
     for _ in range(100000):
         assert op.modal(bpy.context, Event("TIMER")) == {"RUNNING_MODAL"}
