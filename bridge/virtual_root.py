@@ -92,8 +92,10 @@ def add_virtual_root(context, obj, hips=None, root_name="Root", smooth=True,
     hips_offset = armature_data.rest_offsets(arm, [hips])[0]
     keys = [_root_keys(obj, a, hips, h, hips_offset, forward_local, smoothing) for a in actions]
 
-    # The root's rest: at the origin, its tail pointing forward, Z up.
+    # The root's rest: on the ground under the hips' rest head (so that the hips
+    # lie in its middle plane, whatever pose the rest is), tail forward, Z up.
     length = max(0.1, 0.25 * float(heads[h, 2]))
+    base = np.array([heads[h, 0], heads[h, 1], 0.0])
 
     prev_active = context.view_layer.objects.active
     prev_mode = obj.mode
@@ -102,8 +104,8 @@ def add_virtual_root(context, obj, hips=None, root_name="Root", smooth=True,
         if obj.mode != "EDIT":
             bpy.ops.object.mode_set(mode="EDIT")
         eb = arm.edit_bones.new(root_name)
-        eb.head = (0.0, 0.0, 0.0)
-        eb.tail = tuple(forward * length)
+        eb.head = tuple(base)
+        eb.tail = tuple(base + forward * length)
         eb.align_roll((0.0, 0.0, 1.0))
         arm.edit_bones[hips].parent = eb
         arm.edit_bones[hips].use_connect = False
@@ -193,7 +195,7 @@ def root_from_top_bone(context, obj, actions, hips, smooth=True, **windows):
     When it carries the trajectory (on the ground, under the hips, turning with
     them) it is keyed from its own path and facing; otherwise (it stays still,
     or does not follow the body) from the hips, as a new root would be. Either
-    way its rest is set to the virtual root's (at the origin, Y forward, Z up)
+    way its rest is set to the virtual root's (on the ground under the hips' rest head, forward, Z up)
     and its children are rekeyed so that no joint moves."""
     arm = obj.data
     top = arm.bones[hips].parent
@@ -215,7 +217,8 @@ def root_from_top_bone(context, obj, actions, hips, smooth=True, **windows):
     h = names.index(hips)
     children = [c.name for c in arm.bones[top].children]
     forward = rest_forward(arm, names, parents, rest, h)
-    _set_root_rest(context, obj, top, children, forward, max(0.1, 0.25 * float(np.median(keys[0][1][:, h, 2, 3]))))
+    _set_root_rest(context, obj, top, children, forward, max(0.1, 0.25 * float(np.median(keys[0][1][:, h, 2, 3]))),
+                   np.array([rest[h, 0, 3], rest[h, 1, 3], 0.0]))
     offsets = armature_data.rest_offsets(arm, [top] + children)
     for action, (frames, pose, root_pose, _role) in zip(actions, keys):
         for name in [top] + children:
@@ -232,9 +235,10 @@ def root_from_top_bone(context, obj, actions, hips, smooth=True, **windows):
     return top, said
 
 
-def _set_root_rest(context, obj, top, children, forward, length):
-    """Give ``top`` the virtual root's rest: head at the origin, tail along
-    ``forward`` on the ground, Z up; its children let go of its tail first."""
+def _set_root_rest(context, obj, top, children, forward, length, base):
+    """Give ``top`` the virtual root's rest: head at ``base`` (on the ground under
+    the hips' rest head), tail along ``forward`` on the ground, Z up; its children
+    let go of its tail first."""
     prev_active = context.view_layer.objects.active
     prev_mode = obj.mode
     try:
@@ -246,8 +250,8 @@ def _set_root_rest(context, obj, top, children, forward, length):
             ebs[name].use_connect = False
         flat = np.array([forward[0], forward[1], 0.0])
         flat = flat / np.linalg.norm(flat) if np.linalg.norm(flat) > 1e-9 else np.array([0.0, -1.0, 0.0])
-        ebs[top].head = (0.0, 0.0, 0.0)
-        ebs[top].tail = tuple(flat * length)
+        ebs[top].head = tuple(base)
+        ebs[top].tail = tuple(base + flat * length)
         ebs[top].align_roll((0.0, 0.0, 1.0))
     finally:
         bpy.ops.object.mode_set(mode="OBJECT")

@@ -1,10 +1,11 @@
 """The sample take exported with Blender's FBX and glTF exporters and imported
 back with their importers' defaults builds the same database rows as the same
-take imported from BVH: features within 1 mm (positions) or 1% of their
-column's spread. Built without mirror images: the FBX file's rest is the take's
-first frame, 2 m from the origin, which the mirror cannot pair (bench/RESULTS.md,
-"Takes in the conventions users bring"). The FBX is written with the exporter's
-key simplification off: at its default it moves joints by up to 18 mm."""
+take imported from BVH, mirror images included: features within 1 mm
+(positions) or 1% of their column's spread. The FBX file's rest is the take's
+first frame, 2 m from the origin: the virtual root's rest goes under the hips'
+rest head, so the mirror pairs the sides as it does for the BVH. The FBX is
+written with the exporter's key simplification off: at its default it moves
+joints by up to 18 mm."""
 
 import os
 
@@ -52,7 +53,8 @@ def _database(obj):
     if not obj.data.motion_matching.root_bone:
         assert bpy.ops.motion_matching.add_virtual_root() == {"FINISHED"}
     assert bpy.ops.motion_matching.database_add_action() == {"FINISHED"}
-    assert bpy.ops.motion_matching.build_database(mirror_takes="OFF") == {"FINISHED"}
+    assert bpy.ops.motion_matching.build_database() == {"FINISHED"}     # the defaults: Mirror Takes Automatic
+    assert bpy.context.scene.motion_matching.database_note == ""          # ... and the mirror images were made
     return H.addon_module("bridge.database_store").load(bpy.context.scene)
 
 
@@ -67,7 +69,7 @@ def test_round_trip_builds_the_same_rows(files, fmt):
     obj = _imported(fmt, files[fmt])
     got = _database(obj)
     a, b = reference.matching.raw, got.matching.raw
-    assert a.shape == b.shape
+    assert a.shape == b.shape and len(a) == 2 * FRAMES      # the take and its mirror image
     spec = reference.matching.spec
     spread = a.std(axis=0)
     diff = np.abs(a - b)
