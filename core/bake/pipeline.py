@@ -39,10 +39,16 @@ from .playback import play_rows, time_warp_state
 from .resume import Trace, legs_kept, resume_from
 from .pose import forward_kinematics, inertialize, pose_root_bone, warped_pose
 from .root_motion import RootMotion
-from .rows import next_rows, yaw_of
+from .rows import joint_turn_speeds, next_rows, yaw_of
 from .settings import MAX_LOOK_AHEAD, BakeError, BakeSettings, Knob, knob, knobs
 from .strafe import spine_shares, strafe_warp, turn_upper_body, upper_body_chain
 from .trajectory import trajectory_queries
+
+# A jump's pose offset fades no faster than this share of each joint's own turn speed
+# in the rows (core.bake.rows.joint_turn_speeds, their 99.9th percentile): a large
+# offset (the hips turned 24 degrees from the new row's) no longer turns a joint
+# faster than the take ever turns it, on top of the data's own turn.
+FADE_SHARE = 1.0
 
 # What callers of the bake use, besides this module's own functions.
 __all__ = ["BakeError", "BakeResult", "BakeSettings", "BakeSkeleton", "Knob", "MAX_LOOK_AHEAD", "apply_foot_lock",
@@ -154,9 +160,10 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     trace = Trace(settings, db, allowed, playable, inputs, getattr(getattr(matcher, "ahead", None), "reach",
                                                                    lambda: 0)(), played, sim)
     trace.legs = {}         # what foot lock keeps, to go on from (core.bake.legs.apply)
+    fade = FADE_SHARE * made("joint_turn_speeds", lambda: joint_turn_speeds(pose_rotations, next_rows(db), fps))
     played, locs, rots, root_quat, contacts, locked, lock_count, toes = _pose_and_legs(
         db, pose_locations, pose_rotations, skeleton, played, root.dpos, warp, settings, fps, toe_speeds,
-        (legs_kept(previous, settings, db, len(ctrl)), trace.legs))
+        (legs_kept(previous, settings, db, len(ctrl)), trace.legs), fade)
     rots = tf.quat_unroll(tf.quat_normalize(rots), axis=0)
     yield 1.0
     return BakeResult(dt=dt, locations=locs, rotations=rots, rows=played.rows, searched=played.searched,
@@ -166,22 +173,24 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
 
 
 def _pose_and_legs(db, pose_locations, pose_rotations, skeleton, played, row_steps, warp, settings, fps,
-                   toe_speeds, legs=(None, None)):
+                   toe_speeds, legs=(None, None), fade_speeds=None):
     """Stages 3 and 5 after the loop: the pose of the ``played`` rows
     (``row_steps``: each row's own ground travel into the next, core.bake.rows.row_deltas;
     ``warp``: the strafe's lower-body turn or None), stride warping, foot lock
     and IK (``legs``: what an earlier bake's foot lock kept, or None, and a
-    dict for this one's; core.bake.legs.apply.apply_foot_lock). Returns
+    dict for this one's; core.bake.legs.apply.apply_foot_lock; ``fade_speeds``:
+    each joint's fastest inertialization fade, core.bake.pose.inertialize). Returns
     (played, with the nearest rows under the time warp, locations,
     rotations, the root's yaw quaternions, contacts, locked, lock count, toes)."""
     dt = 1.0 / fps
     # 3. The pose: the played rows' channels (blended between rows when time-warped) with inertialization at jumps.
     if played.phase is None:
         locs, rots = inertialize(pose_locations, pose_rotations, played.rows, played.jumped, skeleton.hips,
-                                  next_rows(db), fps, settings.search.inertialization_halflife)
+                                  next_rows(db), fps, settings.search.inertialization_halflife, fade_speeds)
     else:
         played, row_steps, locs, rots = warped_pose(db, pose_locations, pose_rotations, played, row_steps,
-                                                     skeleton.hips, fps, settings.search.inertialization_halflife)
+                                                     skeleton.hips, fps, settings.search.inertialization_halflife,
+                                                     fade_speeds)
     root_quat = pose_root_bone(skeleton, locs, rots, played.root_pos, played.root_yaw)
     if warp is not None:
         turn_upper_body(skeleton, locs, rots, -warp, spine_shares(pose_rotations, next_rows(db),

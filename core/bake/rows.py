@@ -48,3 +48,13 @@ def angular_velocities_of(rot, nxt, fps, rows):
     at_end = nxt[rows] == rows
     rows = np.where(at_end, np.maximum(rows - 1, 0), rows)   # clip ends: the previous row's velocity
     return inert.angular_velocity(rot[rows], rot[nxt[rows]], 1.0 / fps)
+
+
+TURN_PERCENTILE = 99.9   # the joints' own turn speed: this percentile of their speeds over every row
+
+
+def joint_turn_speeds(rot, nxt, fps):
+    """(J,) each joint's turn speed in the rows (rad/s): the :data:`TURN_PERCENTILE`
+    of its angular speed toward the next row, over every row."""
+    speeds = tf.row_norm(angular_velocities_of(rot, nxt, fps, np.arange(len(rot))))
+    return np.percentile(speeds, TURN_PERCENTILE, axis=0)

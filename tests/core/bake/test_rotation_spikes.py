@@ -160,3 +160,41 @@ def test_the_stride_scale_changes_no_faster_than_its_rate():
     assert np.abs(np.diff(slow)).max() <= 3.0 * dt + 1e-9
     assert slow[:30] == pytest.approx(fast[:30]) and slow[-30:] == pytest.approx(fast[-30:])
     assert bake.BakeSettings().stride_warp.stride_warp_rate > 0
+
+
+def _jump_into_turned_clip(offset, fade_speeds, n=200):
+    """One joint turning 0.01 rad a row about Z in two clips, the second turned
+    ``offset`` radians from the first; the bake (60 fps) jumps from one to the other."""
+    ang = np.concatenate([0.01 * np.arange(n), offset + 0.01 * np.arange(n)])
+    rots = tf.quat_from_axis_angle(Z, ang)[:, None]
+    nxt = np.append(np.arange(1, 2 * n), 2 * n - 1)
+    nxt[n - 1] = n - 1
+    rows = np.concatenate([np.arange(10, 30), np.arange(n + 30, n + 150)])
+    jumped = np.zeros(len(rows), dtype=bool)
+    jumped[20] = True
+    _, out = pose.inertialize(np.zeros((2 * n, 1, 3)), rots, rows, jumped, 0, nxt, 60.0, 0.1, fade_speeds)
+    steps = 2.0 * np.arccos(np.clip(np.abs(np.sum(out[1:, 0] * out[:-1, 0], axis=-1)), 0.0, 1.0))
+    left = 2.0 * np.arccos(np.clip(np.abs(np.sum(out[:, 0] * rots[rows, 0], axis=-1)), 0.0, 1.0))
+    return steps, left
+
+
+def test_a_large_jump_offset_fades_no_faster_than_the_joint_turns():
+    # A 0.4 rad (23 degree) offset fading over 0.1 s turns the joint at up to
+    # y |x| / e = 2 rad/s on top of the data's 0.6 rad/s ...
+    fast, _ = _jump_into_turned_clip(0.4, None)
+    assert fast.max() > 0.03
+    # ... held to the joint's own 0.6 rad/s, it turns at most twice the data's pace.
+    steps, left = _jump_into_turned_clip(0.4, np.array([0.6]))
+    assert steps.max() <= 0.02 + 1e-6
+    assert left[20] == pytest.approx(0.4, abs=0.02) and left[-1] < 0.01       # still faded out
+    # A small offset fades as before (no joint is slowed that need not be).
+    small, _ = _jump_into_turned_clip(0.05, None)
+    assert _jump_into_turned_clip(0.05, np.array([0.6]))[0] == pytest.approx(small, abs=0)
+
+
+def test_a_still_joints_offset_still_fades_within_a_few_half_lives():
+    # A joint the take never turns (speed 0): its fade lasts at most MAX_FADE_STRETCH half-lives' worth.
+    _, left = _jump_into_turned_clip(0.4, np.array([0.0]))
+    stretched = 0.1 * pose.MAX_FADE_STRETCH
+    after = int(round(4 * stretched * 60))          # four stretched half-lives after the jump
+    assert left[20 + after] < 0.4 * 0.25 and left[-1] < left[20 + after]

@@ -11,7 +11,7 @@ from core.database.clip_features import clip_valid_rows
 from core.database.feature_database import Database
 from core.database.feature_spec import FeatureGroup, FeatureSpec, feature_weights
 from core.database.normalization import compute_normalization, normalize
-from core.bake import time_warp as twp
+from core.bake import pose, time_warp as twp
 from core.maths import transforms as tf
 
 FPS = 60.0
@@ -185,6 +185,8 @@ def test_the_knob_off_gives_the_bake_before_time_warping(monkeypatch):
     # baked it (main before the time warp merged, after the rotation-spike fixes):
     # figures taken from that code on numpy 1.26 and 2.x.
     monkeypatch.setattr(twp, "TimeWarp", None)      # off: the warp is never made
+    # The fade limit of large jump offsets came later (tests/core/bake/test_rotation_spikes.py).
+    monkeypatch.setattr(pose, "_fade_slower", lambda *args: None)
     off = _bake(_database(20.0, varied=True), _path(1.2 * SPEED, weave=0.3), time_warp=0.0)
     assert (int(off.rows.sum()), int(off.jumped.sum()), int(off.searched.sum())) == OLD_ROWS
     assert float(np.abs(off.root_pos).sum()) == pytest.approx(OLD_ROOT, abs=1e-9)
