@@ -52,6 +52,7 @@ CHECK_FRAMES = 4          # frames per bake compared with frame_set
 # most of them core-only, not operator options) that turn its behaviour off.
 BEFORE = {
     "lock_on_contact": False,      # feet planted from the data
+    "lock_on_touchdown": False,    # a toe already down just before the data's contact locks then
     "unlock_distance": 0.2,        # its default before
     "planted_adjustment": 1.0,     # no change of the pull while a foot is planted
     "strafe_warp": 0.0,            # orientation warping of the strafe

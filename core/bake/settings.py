@@ -229,6 +229,9 @@ class FootLockSettings:
     # Core-only. A foot locks whenever the played data says it is in contact and holds until
     # the data lifts it; False: the lock also waits for a still toe.
     lock_on_contact: bool = True
+    # Core-only. A foot also locks in the steps just before the data's contact where its toe is
+    # already down (core.bake.legs.foot_lock.with_touchdowns); False: on the data's contact only.
+    lock_on_touchdown: bool = True
     # Core-only. A released foot blends back in the leg's joint rotations; False: by a toe offset.
     release_in_joints: bool = True
 

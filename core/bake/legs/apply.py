@@ -20,7 +20,9 @@ from ...maths import same_everywhere
 def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, speeds=None, previous=None, kept=None):
     """Foot lock (``settings.foot_lock.enabled``) and the toe floor (``settings.toe_floor``)
     on the legs of ``skeleton``, by two-joint IK on hip-knee-ankle, the foot
-    keeping its world orientation. ``contacts`` (S, 2) per step, ``root_quat``
+    keeping its world orientation. ``contacts`` (S, 2) per step (with
+    ``lock_on_touchdown``, each begun where the toe came down just before it:
+    core.bake.legs.foot_lock.with_touchdowns), ``root_quat``
     (S, 4) the character's yaw (the knees' forward), ``speeds`` (S, 2) the take's
     toe speeds (lock by data) or None. Returns (rotations, locked (S, 2), lock
     count, toe positions (S, 2, 3)).
@@ -47,8 +49,11 @@ def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, spe
         turn = np.zeros(S)
         toes_out[:, side] = toe_pos
         if settings.foot_lock.enabled:
+            down = contacts[:, side]
+            if settings.foot_lock.lock_on_touchdown and settings.toe_floor is not None:
+                down = fl.with_touchdowns(down, toe_pos[:, 2], settings.toe_floor + TOE_FLOOR_BELOW_PLANTED, dt)
             held, locked[:, side], n, kept["locks"][side] = fl.run_foot_lock_kept(
-                contacts[:, side], np.column_stack([toe_pos, heading]),
+                down, np.column_stack([toe_pos, heading]),
                 None if speeds is None else speeds[:, side], dt, previous.get("locks", {}).get(side),
                 lock_speed=settings.foot_lock.lock_speed, on_contact=settings.foot_lock.lock_on_contact,
                 unlock_distance=settings.foot_lock.unlock_distance, blend_halflife=settings.foot_lock.lock_blend_halflife)

@@ -18,7 +18,8 @@ the same far point, and flicker). With ``on_contact`` the played data alone
 decides: a foot locks whenever the data says contact (wherever the output is
 then, so a lock during a blend-out does not pop), whatever the baked toe's speed;
 a frame with neither foot in contact (a run's flight) has no contact to lock on.
-A locked foot is released when the contact ends or the animated toe is more than
+(:func:`with_touchdowns` begins a contact where the toe came down just before the
+data's flag.) A locked foot is released when the contact ends or the animated toe is more than
 ``unlock_distance`` from the pinned point (with ``on_contact``, a foot released so
 waits for the data to lift it before it locks again).
 
@@ -161,6 +162,32 @@ class FootLock:
             self.lock_count += 1
             return wanted, True
         return wanted, False
+
+
+TOUCHDOWN_HEIGHT = 0.01   # m: a toe this close above the planted toe height is down
+TOUCHDOWN_AHEAD = 0.15    # s: how long before the data's contact a toe that is down may lock
+
+
+def with_touchdowns(contacts, toe_heights, planted, dt, height=TOUCHDOWN_HEIGHT, ahead=TOUCHDOWN_AHEAD):
+    """The contact flags (S,) with each contact begun where the toe came down,
+    if it came down from the air less than ``ahead`` seconds before: the
+    steps just before a contact whose toe is lower than ``planted`` +
+    ``height`` count as contact when the step before them has the toe higher
+    (a toe down since the last contact, or longer than ``ahead``, pivots or
+    drags: it is left alone). A heel-first landing, or a jump between two
+    rows that both land, puts the foot on the ground a few steps before the
+    played data says contact; unlocked, it skates there."""
+    given = np.asarray(contacts, dtype=bool)
+    out = given.copy()
+    low = np.asarray(toe_heights, dtype=np.float64) < planted + height
+    n = int(round(ahead / dt))
+    for start in np.flatnonzero(given[1:] & ~given[:-1]) + 1:
+        i = start - 1
+        while i >= 0 and low[i] and not given[i]:
+            i -= 1
+        if i >= 0 and not given[i] and start - 1 - i <= n:
+            out[i + 1:start] = True
+    return out
 
 
 def run_foot_lock(contacts, toe_positions, toe_speeds, dt, **params):

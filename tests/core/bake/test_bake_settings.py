@@ -46,7 +46,7 @@ def test_each_stage_that_can_be_off_has_one_switch_and_old_behaviour_is_core_onl
     assert switches == {"look_ahead": "use_look_ahead", "strafe": "use_facing", "time_warp": "use_time_warp",
                         "foot_lock": "foot_lock", "stride_warp": "stride_warp"}
     names = {k.name for k in bake.knobs()}
-    for old in ("lock_on_contact", "planted_adjustment", "strict_tag_query", "release_in_joints", "toe_floor_rate",
+    for old in ("lock_on_contact", "lock_on_touchdown", "planted_adjustment", "strict_tag_query", "release_in_joints", "toe_floor_rate",
                 "knee_min_bend", "strafe_warp_rate", "turn_like_data", "stride_warp_rate"):
         assert old not in names and old in settings.flat_names(), old
     assert bake.BakeSettings().root.planted_adjustment == 1.0

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from core.errors import MotionMatchingError
-from core.bake.legs.foot_lock import FootLock, FootLockError, ankle_target, run_foot_lock
+from core.bake.legs.foot_lock import FootLock, FootLockError, ankle_target, run_foot_lock, with_touchdowns
 
 DT = 1.0 / 60.0
 
@@ -127,3 +127,24 @@ def test_ankle_target_moves_the_ankle_by_the_toe_correction():
     target = ankle_target(ankle, toe, wanted)
     np.testing.assert_allclose(target - ankle, wanted - toe)
     np.testing.assert_allclose(wanted - target, toe - ankle)
+
+
+def test_a_contact_begins_where_the_toe_came_down_just_before():
+    contacts = np.zeros(60, dtype=bool)
+    contacts[12:20] = contacts[30:36] = contacts[50:55] = True
+    heights = np.full(60, 0.10)
+    heights[8:20] = 0.025         # down (within 1 cm of 0.018) 4 steps before the first contact
+    heights[22:36] = 0.02         # down 8 steps before the second: longer than 0.1 s (6 steps)
+    heights[55:58] = heights[58:] = 0.02   # after the last contact: no contact follows
+    heights[45:50] = 0.02         # down 5 steps before the third
+    heights[46] = 0.10            # ... but up again between: down for the last 3
+    out = with_touchdowns(contacts, heights, 0.018, DT, height=0.01, ahead=0.1)
+    assert out[8:20].all() and not out[:8].any()
+    np.testing.assert_array_equal(out[20:36], contacts[20:36])
+    assert out[47:55].all() and not out[40:47].any() and not out[55:].any()
+    # A toe that stays down from one contact to the next (a pivot, a drag) is left alone.
+    heights[20:30] = 0.02
+    np.testing.assert_array_equal(with_touchdowns(contacts, heights, 0.018, DT, ahead=1.0)[20:30], False)
+    # The flags given are not changed; a take whose toes never come down is left alone.
+    assert contacts.sum() == 19
+    np.testing.assert_array_equal(with_touchdowns(contacts, np.full(60, 0.1), 0.018, DT), contacts)

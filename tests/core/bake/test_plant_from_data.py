@@ -66,6 +66,34 @@ def test_contact_lock_holds_a_dragged_planted_foot():
     assert count_old == 0
 
 
+def test_a_toe_that_came_down_locks_before_the_data_says_contact():
+    S = 26
+    sk, locs, rots = _dragged_pose(S)
+    raw_toes, _ = _feet(sk, locs, rots)
+    down = float(raw_toes[0, 0, 2])
+    locs[:6, 0, 2] += 0.05              # the body 5 cm higher on frames 0-5: the toe comes down on frame 6 ...
+    contacts = np.zeros((S, 2), dtype=bool)
+    contacts[8:16, 0] = True            # ... and the data plants the left foot on frames 8-15
+    root_quat = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), np.zeros(S))
+    settings = bake.BakeSettings.of(toe_floor=down - 0.01)
+    assert settings.foot_lock.lock_on_touchdown
+    out, locked, count, _ = bake.apply_foot_lock(sk, locs, rots.copy(), contacts, root_quat, DT, settings)
+    toes, _ = _feet(sk, locs, out)
+    # It locks where the toe came down and holds it there (the animation drags it 1 cm more before frame 8).
+    assert count == 1 and locked[6:16, 0].all() and not locked[:6, 0].any()
+    assert np.abs(toes[6:16, 0, :2] - toes[6, 0, :2]).max() < 1e-6
+    # Without the touchdown (off, or the toe down 2 cm higher than planted) it locks on the data's contact.
+    for settings in (bake.BakeSettings.of(toe_floor=down - 0.01, lock_on_touchdown=False),
+                     bake.BakeSettings.of(toe_floor=down - 0.03)):
+        _, locked, _, _ = bake.apply_foot_lock(sk, locs, rots.copy(), contacts, root_quat, DT, settings)
+        assert locked[8:16, 0].all() and not locked[:8, 0].any()
+    # Down since the first frame (longer than 0.15 s before the contact): a dragging toe, not a landing.
+    locs[:6, 0, 2] -= 0.05
+    _, locked, _, _ = bake.apply_foot_lock(sk, locs, rots.copy(), contacts, root_quat, DT,
+                                           bake.BakeSettings.of(toe_floor=down - 0.01))
+    assert locked[8:16, 0].all() and not locked[:8, 0].any()
+
+
 def test_contact_lock_waits_for_the_data_to_lift_after_a_far_drift():
     n = 30
     toes = np.column_stack([0.05 * np.arange(n), np.zeros(n), np.zeros(n), np.zeros(n)])
