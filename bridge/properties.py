@@ -172,7 +172,8 @@ class MOTION_MATCHING_PG_scene(bpy.types.PropertyGroup):
     contact_speed: FloatProperty(name="Contact Speed", default=0.15, min=0.0, soft_max=1.0, unit="VELOCITY",
                                  description="A toe slower than this (m/s) is in contact", update=_mark_stale)
     contact_filter: FloatProperty(name="Contact Filter", default=0.1, min=0.0, soft_max=0.5, unit="TIME_ABSOLUTE",
-                                  description="Seconds either side a majority filter looks at to clean the contacts",
+                                  description=("Seconds: shorter contacts are dropped, shorter toe rolls between "
+                                               "two contacts bridged"),
                                   update=_mark_stale)
     mirror_takes: EnumProperty(
         name="Mirror Takes", items=MIRROR_TAKES_ITEMS, default="AUTO", update=_mark_stale,

@@ -7,6 +7,7 @@ from ..core.skeleton import virtual_root as vr
 from ..core.errors import MotionMatchingError
 from ..core.maths import transforms as tf
 from . import armature_data, compat
+from .scene_data import scene_fps
 
 HIPS_NAMES = ("hips", "pelvis", "hip", "root", "mixamorig:hips", "def-spine", "spine")
 
@@ -42,6 +43,17 @@ def key_times(action, obj):
     return np.arange(np.floor(start), np.ceil(end) + 1.0)
 
 
+def in_frames(context, action, smoothing):
+    """``smoothing`` with its windows (seconds) turned into odd frame counts at the
+    clip's own rate (the scene's when the clip has none)."""
+    fps = action.motion_matching.fps or scene_fps(context.scene)
+    out = dict(smoothing)
+    for key in ("position_window", "direction_window"):
+        if key in out:
+            out[key] = vr.window_frames(out[key], fps)
+    return out
+
+
 def _root_keys(obj, action, hips, h, hips_offset, forward_local, smoothing):
     """(frames, hips pose (F, 4, 4), root pose (F, 4, 4)) of ``action`` before the root is added."""
     frames = key_times(action, obj)
@@ -54,11 +66,12 @@ def _root_keys(obj, action, hips, h, hips_offset, forward_local, smoothing):
 
 
 def add_virtual_root(context, obj, hips=None, root_name="Root", smooth=True,
-                     position_window=31, position_order=3,
-                     direction_window=61, direction_order=3, actions=None):
+                     position_window=vr.POSITION_WINDOW_S, position_order=3,
+                     direction_window=vr.DIRECTION_WINDOW_S, direction_order=3, actions=None):
     """Make ``root_name`` the new root bone of ``obj``, keyed on every frame of
     its action (or of each of ``actions``, the clips it plays in turn), with
-    the hips below it keeping their world transform.
+    the hips below it keeping their world transform. The smoothing windows are
+    seconds, counted in frames at each clip's own rate.
 
     When the hips hang under a top-level bone (a ground root such as Unreal's
     ``root`` or Bandai Namco's ``joint_Root``), that bone becomes the virtual
@@ -90,7 +103,8 @@ def add_virtual_root(context, obj, hips=None, root_name="Root", smooth=True,
     forward_local = hips_forward_local(obj, actions[0], key_times(actions[0], obj), h)
     forward = rest_forward(arm, names, parents, rest, h)
     hips_offset = armature_data.rest_offsets(arm, [hips])[0]
-    keys = [_root_keys(obj, a, hips, h, hips_offset, forward_local, smoothing) for a in actions]
+    keys = [_root_keys(obj, a, hips, h, hips_offset, forward_local, in_frames(context, a, smoothing))
+            for a in actions]
 
     # The root's rest: on the ground under the hips' rest head (so that the hips
     # lie in its middle plane, whatever pose the rest is), tail forward, Z up.
@@ -206,7 +220,7 @@ def root_from_top_bone(context, obj, actions, hips, smooth=True, **windows):
     top = top.name
     if arm.motion_matching.root_bone == top:
         raise MotionMatchingError("%s already has its virtual root (%s)." % (obj.name, top))
-    keys = [_top_bone_keys(obj, a, hips, top, smooth, windows) for a in actions]
+    keys = [_top_bone_keys(obj, a, hips, top, smooth, in_frames(context, a, windows)) for a in actions]
     if any(role == "off_ground" for *_rest, role in keys):
         raise MotionMatchingError(
             "The bone %s has a parent (%s) that is not on the ground; the root must go above a top-level bone, "

@@ -1,7 +1,7 @@
 """motion_matching.add_virtual_root: the simulation bone motion matching steers."""
 
 import bpy
-from bpy.props import BoolProperty, IntProperty, StringProperty
+from bpy.props import BoolProperty, FloatProperty, IntProperty, StringProperty
 
 from ..core.errors import MotionMatchingError
 from ..bridge import virtual_root
@@ -20,13 +20,13 @@ class VirtualRootOptions:
         description=("Smooth the root's path and facing (Savitzky-Golay). Smoothing removes the hips' sway "
                      "so trajectories are cleaner; it can move the root tens of centimetres from the hips"),
         default=True)
-    position_window: IntProperty(name="Position Window", description="Frames in the position smoothing window (odd)",
-                                 default=31, min=3, soft_max=121)
+    position_window: FloatProperty(name="Position Window", description="Seconds the position smoothing window spans",
+                                   default=0.5, min=0.05, soft_max=2.0, unit="TIME_ABSOLUTE")
     position_order: IntProperty(name="Position Order", description="Polynomial order for the position",
                                 default=3, min=0, max=8)
-    direction_window: IntProperty(name="Direction Window",
-                                  description="Frames in the facing smoothing window (odd)",
-                                  default=61, min=3, soft_max=241)
+    direction_window: FloatProperty(name="Direction Window",
+                                    description="Seconds the facing smoothing window spans",
+                                    default=1.0, min=0.05, soft_max=4.0, unit="TIME_ABSOLUTE")
     direction_order: IntProperty(name="Direction Order", description="Polynomial order for the facing",
                                  default=3, min=0, max=8)
 

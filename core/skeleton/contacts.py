@@ -2,7 +2,9 @@
 
 A foot is taken to be planted while its toe moves slower than a threshold. The raw
 yes/no signal flickers where the speed hovers around the threshold, so it is cleaned
-with a majority (median) filter over a window of ``2 * radius + 1`` frames.
+(:func:`bridge_then_drop`): a short gap between two contacts where the toe only
+rolls (under twice the threshold) is bridged, then contacts that are still short
+are dropped; both lengths are the Contact Filter's time.
 """
 
 import numpy as np
@@ -13,6 +15,7 @@ __all__ = [
     "ContactError",
     "central_velocity",
     "majority_filter",
+    "bridge_then_drop",
     "foot_contacts",
 ]
 
@@ -65,11 +68,70 @@ def majority_filter(mask, radius):
     return counts > radius
 
 
-CONTACT_FILTER_S = 0.1   # s: the majority filter's radius (6 frames at 60 fps, 3 at 30, 12 at 120)
+CONTACT_FILTER_S = 0.1   # s: the longest gap bridged and contact dropped (6 frames at 60 fps, 3 at 30, 12 at 120)
+ROLLING = 2.0            # a toe under this many times the contact speed rolls on the ground, it has not lifted
+
+
+def _runs(column):
+    """(starts, ends, values) of the runs of equal values in a 1-D boolean array."""
+    edges = np.flatnonzero(column[1:] != column[:-1]) + 1
+    starts = np.concatenate([[0], edges])
+    return starts, np.concatenate([edges, [len(column)]]), column[starts]
+
+
+def _inner_short_runs(column, value, frames):
+    """(starts, ends) of the runs of ``value`` at most ``frames`` long that touch
+    neither end of the clip (the clip may start or end inside the others)."""
+    starts, ends, values = _runs(column)
+    short = (values == value) & (ends - starts <= frames) & (starts > 0) & (ends < len(column))
+    return starts[short], ends[short]
+
+
+def _spans(n, starts, ends):
+    """(n,) booleans, True on the frames of the spans [start, end)."""
+    marks = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(marks, starts, 1)
+    np.add.at(marks, ends, -1)
+    return np.cumsum(marks[:-1]) > 0
+
+
+def bridge_then_drop(slow, rolling, frames):
+    """Clean a contact signal (F, ...) along axis 0.
+
+    ``slow`` the raw contacts (the toe under the contact speed), ``rolling``
+    (same shape) where the toe moves little enough to still be on the ground.
+    First a gap of at most ``frames`` frames between two contacts is bridged
+    when the toe rolls through all of it (a ball of the foot moving as the heel
+    rises, inside one stance); then a contact still at most ``frames`` long is
+    dropped (a toe passing slowly in a swing). Runs touching the clip's first or
+    last frame are kept. Unlike a median filter, a stance split by a short roll
+    into two short halves stays one stance at any frame rate, and no frame
+    becomes a contact unless its toe is slow, or rolls between two contacts.
+    """
+    slow = np.array(slow, dtype=bool)
+    rolling = np.broadcast_to(np.asarray(rolling, dtype=bool), slow.shape)
+    frames = int(frames)
+    if frames < 0:
+        raise ContactError(f"The contact filter must be 0 frames or more, not {frames}.")
+    n = slow.shape[0]
+    if frames == 0 or n < 3:
+        return slow
+    columns = slow.reshape(n, -1)
+    rolls = rolling.reshape(n, -1)
+    for k in range(columns.shape[1]):
+        column = columns[:, k].copy()
+        starts, ends = _inner_short_runs(column, False, frames)
+        lifted = np.concatenate([[0], np.cumsum(~rolls[:, k])])        # frames whose toe does not roll, so far
+        rolled = lifted[ends] == lifted[starts]
+        column |= _spans(n, starts[rolled], ends[rolled])
+        starts, ends = _inner_short_runs(column, True, frames)
+        column &= ~_spans(n, starts, ends)
+        columns[:, k] = column
+    return columns.reshape(slow.shape)
 
 
 def filter_radius(seconds, fps):
-    """The majority filter's radius in frames for ``seconds`` at ``fps``, halves
+    """The contact filter's length in frames for ``seconds`` at ``fps``, halves
     rounded up: the same stretch of time whatever the take's rate."""
     seconds, fps = float(seconds), float(fps)
     if not (np.isfinite(seconds) and seconds >= 0.0):
@@ -82,9 +144,10 @@ def foot_contacts(positions, fps, speed_threshold=0.15, filter_seconds=CONTACT_F
 
     ``positions`` (F, 3) or (F, K, 3) world positions in metres; returns (F,) or
     (F, K) booleans: True where the joint's speed (central differences) is below
-    ``speed_threshold`` m/s, after a majority filter whose radius is
-    ``filter_seconds`` (in frames at ``fps``: a stance or a swing is judged by
-    its duration, not by its number of frames).
+    ``speed_threshold`` m/s, cleaned by :func:`bridge_then_drop`: gaps where the
+    toe rolls under twice that speed and contacts, each up to ``filter_seconds``
+    (in frames at ``fps``: a stance or a swing is judged by its duration, not by
+    its number of frames).
     """
     p = np.asarray(positions, dtype=np.float64)
     if p.ndim < 2 or p.shape[-1] != 3:
@@ -96,4 +159,5 @@ def foot_contacts(positions, fps, speed_threshold=0.15, filter_seconds=CONTACT_F
     if not np.isfinite(p).all():
         raise ContactError("The contact joint positions contain NaN or infinite values.")
     speed = np.linalg.norm(central_velocity(p, fps), axis=-1)
-    return majority_filter(speed < float(speed_threshold), filter_radius(filter_seconds, fps))
+    threshold = float(speed_threshold)
+    return bridge_then_drop(speed < threshold, speed < ROLLING * threshold, filter_radius(filter_seconds, fps))

@@ -88,6 +88,22 @@ def _ground_unit(v):
     return g
 
 
+POSITION_WINDOW_S = 0.5    # s: the root's position smoothing window (31 frames at 60 fps)
+DIRECTION_WINDOW_S = 1.0   # s: its facing's (61 frames at 60 fps)
+
+
+def window_frames(seconds, fps):
+    """The odd number of frames of a smoothing window ``seconds`` long (first to
+    last frame) at ``fps``, halves rounded up: 0.5 s is 31 frames at 60 fps, 17 at
+    30, 61 at 120. The same stretch of time whatever the take's rate."""
+    seconds, fps = float(seconds), float(fps)
+    if not (np.isfinite(seconds) and seconds > 0.0):
+        raise VirtualRootError("A smoothing window must be a positive number of seconds, not %s." % seconds)
+    if not (np.isfinite(fps) and fps > 0.0):
+        raise VirtualRootError("The frame rate must be a positive number, not %s." % fps)
+    return 2 * int(np.floor(seconds * fps / 2.0 + 0.5)) + 1
+
+
 def root_trajectory(hips_pose, hips_forward_local, smooth=False,
                     position_window=31, position_order=3,
                     direction_window=61, direction_order=3):
@@ -96,7 +112,8 @@ def root_trajectory(hips_pose, hips_forward_local, smooth=False,
     ``hips_pose`` (F, 4, 4): the hips (or chosen spine bone) in armature space;
     ``hips_forward_local`` (3,): the character's forward in that bone's own axes.
     Optional Savitzky-Golay smoothing of the position and of the direction
-    (renormalised afterwards).
+    (renormalised afterwards); the windows are frames (:func:`window_frames`
+    turns seconds into them).
     """
     hips_pose = np.asarray(hips_pose, dtype=np.float64)
     if hips_pose.ndim != 3 or hips_pose.shape[1:] != (4, 4) or len(hips_pose) == 0:

@@ -99,8 +99,9 @@ def test_refusals_leave_the_armature_alone():
     with pytest.raises(RuntimeError, match="two bones below the top"):
         bpy.ops.motion_matching.add_virtual_root(hips_bone="Chest", root_name="Root2")
     assert len(obj.data.bones) == bones
-    with pytest.raises(RuntimeError, match="odd number"):
-        bpy.ops.motion_matching.add_virtual_root(root_name="Root2", hips_bone="Root", position_window=30)
+    with pytest.raises(RuntimeError, match="below the window"):      # 0.05 s: 5 frames at 60 fps
+        bpy.ops.motion_matching.add_virtual_root(root_name="Root2", hips_bone="Root", position_window=0.05,
+                                                 position_order=8)
     assert len(obj.data.bones) == bones
     obj.animation_data.action = None
     assert not bpy.ops.motion_matching.add_virtual_root.poll()

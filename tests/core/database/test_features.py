@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from python_calls import python_calls
-from core.skeleton.contacts import ContactError, central_velocity, filter_radius, foot_contacts, majority_filter
+from core.skeleton.contacts import (ContactError, bridge_then_drop, central_velocity, filter_radius, foot_contacts,
+                                    majority_filter)
 from core.database.checks import database_from_arrays
 from core.errors import MotionMatchingError
 from core.database.clip_features import Clip, clip_features, clip_valid_rows
@@ -361,24 +362,62 @@ def test_majority_filter_matches_a_direct_median():
     np.testing.assert_array_equal(majority_filter(edge, 2), edge)  # replicate padding
 
 
-def test_foot_contacts_stop_move_and_blip():
+def test_foot_contacts_stop_move_roll_and_slip():
     fps = 60.0
-    n = 240
+    n = 300
     x = np.zeros(n)
     x[60:120] = np.arange(60) / fps  # moves at 1 m/s
     x[120:] = x[119]
-    x[180:] += 0.01  # a 1 cm step: 0.3 m/s on two frames
+    x[180:] += 0.006  # a roll of 6 mm: 0.18 m/s on two frames (under twice the contact speed)
+    x[240:] += 0.01   # a slip of 1 cm: 0.3 m/s on two frames (not under twice it)
     p = np.stack([x, np.zeros(n), np.full(n, 0.02)], axis=1)
     speed = np.linalg.norm(central_velocity(p, fps), axis=1)
     raw = speed < 0.15
-    assert np.flatnonzero(~raw[150:]).tolist() == [29, 30]  # the blip, frames 179-180
+    assert np.flatnonzero(~raw[150:]).tolist() == [29, 30, 89, 90]  # frames 179-180 and 239-240
     c = foot_contacts(p, fps)
     assert c.shape == (n,) and c.dtype == bool
-    assert c[:58].all() and not c[62:118].any() and c[122:].all()
+    assert c[:58].all() and not c[62:118].any()
+    assert c[122:239].all()                     # the roll is bridged: one stance
+    assert not c[239:241].any() and c[241:].all()   # the slip splits it
     both = foot_contacts(np.stack([p, p + 1.0], axis=1), fps)
     assert both.shape == (n, 2)
     np.testing.assert_array_equal(both[:, 0], c)
     np.testing.assert_array_equal(both[:, 1], c)
+
+
+def test_a_stance_split_by_a_roll_stays_one_stance_at_30_fps():
+    # A fast stride's stance at 30 fps: the toe still for three frames, rolling at
+    # 0.16-0.24 m/s for three as the heel rises, still again for three, between two
+    # swings. A median of radius 3 keeps only the three rolling frames; the stance
+    # is the nine.
+    speed = np.array([3.3, 2.6, 2.8, 2.8, 1.3, 0.29, 0.04, 0.06, 0.09, 0.16, 0.24, 0.18, 0.08, 0.08, 0.06, 0.22,
+                      0.71, 1.5, 2.5, 3.2])
+    slow, rolling = speed < 0.15, speed < 0.3
+    np.testing.assert_array_equal(np.flatnonzero(majority_filter(slow, 3)), [9, 10, 11])
+    np.testing.assert_array_equal(np.flatnonzero(bridge_then_drop(slow, rolling, 3)), np.arange(6, 15))
+    # A toe that lifts (faster than twice the contact speed) in the gap: two short
+    # contacts, both dropped.
+    lifted = rolling.copy()
+    lifted[10] = False
+    assert not bridge_then_drop(slow, lifted, 3).any()
+
+
+def test_bridge_then_drop_makes_contacts_only_of_slow_or_rolling_frames():
+    rng = np.random.default_rng(5)
+    for frames in (0, 1, 3, 6):
+        speed = rng.random((400, 2)) * 0.4
+        slow, rolling = speed < 0.15, speed < 0.3
+        c = bridge_then_drop(slow, rolling, frames)
+        assert c.shape == slow.shape
+        assert not (c & ~rolling).any()                          # never a lifted toe
+        assert not (c & ~slow).any() or frames > 0
+        for k in range(2):
+            edges = np.flatnonzero(np.diff(c[:, k].astype(np.int8))) + 1
+            runs = np.diff(np.concatenate([[0], edges, [len(c)]]))
+            inner = runs[1:-1][c[edges[:-1], k]] if len(edges) > 1 else runs[:0]
+            assert (inner > frames).all()                        # no short contact left inside the clip
+    with pytest.raises(ContactError, match="0 frames or more"):
+        bridge_then_drop(np.zeros(5, bool), np.zeros(5, bool), -1)
 
 
 def _stance_and_swing(fps, seconds=4.0, swing=0.15):
