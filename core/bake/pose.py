@@ -83,13 +83,18 @@ def pose_root_bone(skeleton, locs, rots, root_pos, root_yaw):
 def forward_kinematics(skeleton, locs, rots, joints=None):
     """Armature-space bone matrices (S, J, 4, 4) of pose channels (S, J, 3) and (S, J, 4).
     ``joints`` (default all): only these bones and their ancestors are computed
-    (the others are NaN); each computed one is what the whole pose gives, bit for bit."""
-    if joints is None:
-        return tf.pose_fk(skeleton.parents, None, tf.compose(locs, tf.quat_to_matrix(rots)), skeleton.offsets)
-    need = tf.with_ancestors(skeleton.parents, joints)
-    basis = np.empty(np.shape(locs)[:2] + (4, 4))      # the joints not computed are never read
-    basis[:, need] = tf.compose(np.asarray(locs)[:, need], tf.quat_to_matrix(np.asarray(rots)[:, need]))
-    return tf.pose_fk(skeleton.parents, None, basis, skeleton.offsets, joints=need)
+    (the others are NaN); each computed one is what the whole pose gives, bit for bit.
+    The result is a view of an array holding the steps last (tf.pose_fk_frames_last)."""
+    need = list(range(len(skeleton.parents))) if joints is None else tf.with_ancestors(skeleton.parents, joints)
+    locs, rots = np.asarray(locs)[:, need], np.asarray(rots)[:, need]
+    # tf.compose(locs, tf.quat_to_matrix(rots)), built with the steps last.
+    q = tf.quat_normalize(rots)
+    basis = np.zeros((len(need), 4, 4, len(q)))
+    for k, e in enumerate(tf.rotation_elements(*(q[:, :, c].T for c in range(4)))):
+        basis[:, k // 3, k % 3] = e
+    basis[:, :3, 3] = np.moveaxis(locs, 0, -1)
+    basis[:, 3, 3] = 1.0
+    return tf.pose_fk_frames_last(skeleton.parents, skeleton.offsets, basis, need)
 
 
 def leg_joints(skeleton):

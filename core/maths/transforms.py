@@ -86,16 +86,19 @@ def quat_unroll(q, axis=0):
 def quat_to_matrix(q):
     """Unit quaternions (..., 4) to rotation matrices (..., 3, 3)."""
     q = quat_normalize(q)
-    w, x, y, z = np.moveaxis(q, -1, 0)
+    m = np.stack(rotation_elements(*np.moveaxis(q, -1, 0)), axis=-1)
+    return m.reshape(q.shape[:-1] + (3, 3))
+
+
+def rotation_elements(w, x, y, z):
+    """The nine elements (row by row) of the rotation matrix of the unit quaternion
+    with components ``w, x, y, z`` (arrays of any one shape)."""
     xx, yy, zz = x * x, y * y, z * z
     xy, xz, yz = x * y, x * z, y * z
     wx, wy, wz = w * x, w * y, w * z
-    m = np.stack([
-        1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy),
-        2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx),
-        2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy),
-    ], axis=-1)
-    return m.reshape(q.shape[:-1] + (3, 3))
+    return [1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy),
+            2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx),
+            2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy)]
 
 
 def matrix_to_quat(m):
@@ -299,21 +302,44 @@ def pose_fk(parents, rest, basis, offsets=None, joints=None):
     these bones and their ancestors are computed, the others are NaN.
     """
     parents = np.asarray(parents)
-    rest = np.asarray(rest, dtype=np.float64)
-    basis = np.asarray(basis, dtype=np.float64)
     if offsets is None:
         offsets = rest_offsets_from_matrices(parents, rest)
-    if joints is None:
-        out, order = np.empty_like(basis), range(len(parents))
-    else:       # the others are left NaN (the same arrays' shapes, so the same matrix products)
-        out, order = np.full_like(basis, np.nan), with_ancestors(parents, joints)
-    for j in order:
+    order = list(range(len(parents))) if joints is None else with_ancestors(parents, joints)
+    basis = np.asarray(basis, dtype=np.float64)
+    # The frames last: (n, 4, 4, F), each element of a joint's matrices one run of frames.
+    return pose_fk_frames_last(parents, offsets, np.moveaxis(basis, 0, -1)[order], order)
+
+
+def pose_fk_frames_last(parents, offsets, basis_t, order):
+    """:func:`pose_fk` of the joints ``order`` (with their ancestors, parents
+    first), their basis matrices ``basis_t`` (len(order), 4, 4, F) holding the
+    frames last. Returns (F, J, 4, 4), a view of an array holding the frames last
+    (the joints not in ``order`` NaN). The products are :func:`mm4`'s, term for
+    term in the same order, so the bits are the same; only the memory layout
+    differs (each operation runs along the frames rather than along four elements)."""
+    offsets = np.asarray(offsets, dtype=np.float64)
+    order = list(order)
+    out = np.empty((len(parents), 4, 4, basis_t.shape[-1]))
+    if len(order) < len(parents):
+        out[sorted(set(range(len(parents))) - set(order))] = np.nan
+    step, term = np.empty(out.shape[1:]), np.empty(out.shape[1:])
+    for b, j in zip(basis_t, order):
         p = parents[j]
         if p < 0:
-            out[:, j] = mm4(offsets[j], basis[:, j])
+            _mm4_last(offsets[j][:, :, None], b, out[j], term)
         else:
-            out[:, j] = mm4(mm4(out[:, p], offsets[j]), basis[:, j])
-    return out
+            _mm4_last(out[p], offsets[j][:, :, None], step, term)
+            _mm4_last(step, b, out[j], term)
+    return np.moveaxis(out, -1, 0)
+
+
+def _mm4_last(a, b, out, term):
+    """:func:`mm4` of matrices (4, 4, ...) with the matrix axes first, into
+    ``out``; ``term`` (the shape of ``out``) is scratch."""
+    np.multiply(a[:, 0, None], b[None, 0], out=out)
+    for k in (1, 2, 3):
+        np.multiply(a[:, k, None], b[None, k], out=term)
+        np.add(out, term, out=out)
 
 
 def mm4(a, b):
