@@ -119,7 +119,6 @@ def matrix_to_quat(m):
     ], axis=-1)
     pick = np.argmax(cand, axis=-1)
     s = np.sqrt(np.maximum(cand[np.arange(len(m)), pick], 1e-300))  # = 2|component|
-    q = np.empty((len(m), 4))
     a = m[:, 2, 1] - m[:, 1, 2]
     b = m[:, 0, 2] - m[:, 2, 0]
     c = m[:, 1, 0] - m[:, 0, 1]
@@ -129,16 +128,20 @@ def matrix_to_quat(m):
     # s = 2 |pivot|; the pivot is s/2 and each other component is an
     # off-diagonal sum or difference divided by 4 * pivot = 2 s.
     t = 2.0 * s
-    rows = [
-        (s / 2, a / t, b / t, c / t),
-        (a / t, s / 2, d / t, e / t),
-        (b / t, d / t, s / 2, f / t),
-        (c / t, e / t, f / t, s / 2),
-    ]
-    for k in range(4):
-        sel = pick == k
-        if np.any(sel):
-            q[sel] = np.stack([r[sel] for r in rows[k]], axis=-1)
+    rows = (
+        lambda: (s / 2, a / t, b / t, c / t),
+        lambda: (a / t, s / 2, d / t, e / t),
+        lambda: (b / t, d / t, s / 2, f / t),
+        lambda: (c / t, e / t, f / t, s / 2),
+    )
+    if len(m) and pick.min() == pick.max():     # one pivot for all (small turns: w), made alone
+        q = np.stack(rows[pick[0]](), axis=-1)
+    else:
+        q = np.empty((len(m), 4))
+        for k in range(4):
+            sel = pick == k
+            if np.any(sel):
+                q[sel] = np.stack([r[sel] for r in rows[k]()], axis=-1)
     q = quat_normalize(q)
     q[q[:, 0] < 0] *= -1.0
     return q.reshape(shape + (4,))
