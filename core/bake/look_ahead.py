@@ -284,8 +284,8 @@ def smallest(costs, k, order=None, cut=None):
         return np.arange(len(costs))
     if cut is None:
         cut = np.partition(costs, k - 1)[k - 1]        # a value: the same on every machine
-    below = np.flatnonzero(costs < cut)
-    tied = np.flatnonzero(costs == cut)
+    upto = np.flatnonzero(costs <= cut)     # one pass over all; then the few
+    below, tied = upto[costs[upto] < cut], upto[costs[upto] == cut]
     if order is not None:
         tied = tied[np.argsort(order[tied], kind="stable")]
     return np.sort(np.concatenate([below, tied[:k - len(below)]]))

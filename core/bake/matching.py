@@ -134,6 +134,7 @@ class LookAheadMatcher(Matcher):
         self.features_t = tables[1]
         self.row_clips = db.clip_index[self.rows]
         self.tie = tables[2]     # ties: lowest frame, then lowest clip
+        self.tie_rows = self.tie[self.rows]
 
     def played(self, row, root, rate=1.0, moved_on=None):
         self.ahead.played(row, root, rate, moved_on)
@@ -150,15 +151,15 @@ class LookAheadMatcher(Matcher):
         np.multiply(d, d, out=d)
         # np.add.reduce's summation order over each row's features (einsum's depends on the SIMD code).
         cost = same_everywhere.column_sums(d)
-        rows = self.rows
+        rows, order = self.rows, self.tie_rows
         if cur is not None:
             if can_continue:
                 # Rows near the one playing are not jumps: the row playing on stands for them.
                 lo, hi = np.searchsorted(rows, (cur - self.window, cur + self.window + 1))
                 near = self.row_clips[lo:hi] == self.db.clip_index[cur]
                 cost[lo:hi][near] = np.inf
-            rows, cost = self._with_jump_costs(rows, cost, cur)
-        pick = la.rank(cost, la.CANDIDATES, self.tie[rows])
+            rows, cost, order = self._with_jump_costs(rows, cost, cur)
+        pick = la.rank(cost, la.CANDIDATES, order)
         pick = pick[np.isfinite(cost[pick])]
         cand, base = rows[pick], cost[pick]
         if cur is not None and can_continue:
@@ -173,7 +174,7 @@ class LookAheadMatcher(Matcher):
 
 
     def _with_jump_costs(self, rows, cost, cur):
-        """(rows, their feature cost plus the cost of jumping there): only for the
+        """(rows, their feature cost plus the cost of jumping there, their tie order): only for the
         rows that can still be among the candidates when there are many (a jump
         costs at least JUMP_COST, so a row whose feature cost alone is past the
         candidates' worst total cannot be one); the same candidates as costing all."""
@@ -182,12 +183,12 @@ class LookAheadMatcher(Matcher):
         if len(rows) > few:
             # The few-th and next smallest costs from one partition (values: the same on every machine).
             cut, after = np.partition(cost, (few - 1, few))[few - 1:few + 1]
-            sub = la.smallest(cost, few, self.tie[rows], cut)    # in row order; ties kept as among all rows
+            sub = la.smallest(cost, few, self.tie_rows, cut)    # in row order; ties kept as among all rows
             total = cost[sub] + self.ahead.jump_cost(rows[sub], cur) + extra
             kth = np.partition(total, la.CANDIDATES - 1)[la.CANDIDATES - 1]
             if after + la.JUMP_COST + extra > kth:
-                return rows[sub], total
-        return rows, cost + self.ahead.jump_cost(rows, cur) + extra
+                return rows[sub], total, self.tie_rows[sub]
+        return rows, cost + self.ahead.jump_cost(rows, cur) + extra, self.tie_rows
 
 
 PRUNE_FACTOR = 8    # the look-ahead prices jumps to this many times its candidates (more when that is not enough)
