@@ -132,6 +132,7 @@ class LookAheadMatcher(Matcher):
                                   turn, tables[0])
         # One row per feature: the search's sums run across the rows (same_everywhere.column_sums).
         self.features_t = tables[1]
+        self.squares = np.empty_like(self.features_t)
         self.row_clips = db.clip_index[self.rows]
         self.tie = tables[2]     # ties: lowest frame, then lowest clip
         self.tie_rows = self.tie[self.rows]
@@ -147,7 +148,8 @@ class LookAheadMatcher(Matcher):
 
     def search(self, s, cur, can_continue, root=None):
         qn = self.normalized_query(s, cur)
-        d = self.features_t - qn[:, None]
+        # Into one buffer kept for every search (a new one each time costs the memory's first touch).
+        d = np.subtract(self.features_t, qn[:, None], out=self.squares)
         np.multiply(d, d, out=d)
         # np.add.reduce's summation order over each row's features (einsum's depends on the SIMD code).
         cost = same_everywhere.column_sums(d)
