@@ -45,27 +45,41 @@ def inertialize(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps, ha
     srcs, dsts = nxt[rows[jumps - 1]], rows[jumps]
     av_src, av_dst = angular_velocities_of(pose_rotations, nxt, fps, srcs), \
         angular_velocities_of(pose_rotations, nxt, fps, dsts)
-    for i, (a, b) in enumerate(zip(jumps, np.append(jumps[1:], len(rows)))):
+    ends = np.append(jumps[1:], len(rows))
+    y = halflife_to_damping(halflife)
+    # Each jump's offsets carry on from what the last one's fade left: the jumps
+    # one after another, only each fade's last value; then every faded step at once.
+    norm_src = tf.quat_normalize(pose_rotations[srcs].astype(np.float64))
+    conj_dst = tf.quat_conjugate(tf.quat_normalize(pose_rotations[dsts].astype(np.float64)))
+    starts = []
+    for i, (a, b) in enumerate(zip(jumps, ends)):
         # What was playing would have continued to nxt[rows[a - 1]] at this instant:
         # the new offset is what was shown (with the offset still fading) less the new row.
         src, r = srcs[i], dsts[i]
-        shown = tf.quat_mul(tf.quat_from_rotvec(x), tf.quat_normalize(pose_rotations[src].astype(np.float64)))
-        x = tf.quat_to_rotvec(tf.quat_mul(shown, tf.quat_conjugate(tf.quat_normalize(
-            pose_rotations[r].astype(np.float64)))))
+        shown = tf.quat_mul(tf.quat_from_rotvec(x), norm_src[i])
+        x = tf.quat_to_rotvec(tf.quat_mul(shown, conj_dst[i]))
         v = (av_src[i] + v) - av_dst[i]
         px = (pose_locations[src, hips] + px) - pose_locations[r, hips]
         pv = (lin[src] + pv) - lin[r]
-        # The jump's own step shows the whole offset (what was playing, one data
-        # step on); the fade starts from there (the last value carries on).
-        t = np.arange(0, b - a + 1) * dt
-        # decay_spring of the rotations and of the hips' location: one decay factor for both.
-        y = halflife_to_damping(halflife)
+        starts.append((x, v, px, pv))
+        # The fade's value at its end, b - a steps on (the next jump starts from it).
+        t = float(b - a) * dt
+        e = same_everywhere.exp_float(-y * t)
+        (x, v), (px, pv) = spring_floats(x, v, 0.0, y, e, t), spring_floats(px, pv, 0.0, y, e, t)
+    if len(jumps):
+        # decay_spring of the rotations and of the hips' location: one decay factor for
+        # both. The jump's own step shows the whole offset (what was playing, one data
+        # step on); the fade starts from there.
+        k = np.concatenate([np.arange(0, b - a) for a, b in zip(jumps, ends)])
+        piece = np.repeat(np.arange(len(jumps)), ends - jumps)
+        steps = np.repeat(jumps, ends - jumps) + k
+        t = k * dt
         e = same_everywhere.exp(-y * t)
-        xs, vs = spring_floats(x[None], v[None], 0.0, y, e[:, None, None], t[:, None, None])
-        ps, pvs = spring_floats(px[None], pv[None], 0.0, y, e[:, None], t[:, None])
-        rots[a:b] = tf.quat_mul(tf.quat_from_rotvec(xs[:-1]), rots[a:b])
-        locs[a:b, hips] += ps[:-1]
-        x, v, px, pv = xs[-1], vs[-1], ps[-1], pvs[-1]
+        x0, v0, p0, pv0 = (np.array(part)[piece] for part in zip(*starts))
+        xs, _ = spring_floats(x0, v0, 0.0, y, e[:, None, None], t[:, None, None])
+        ps, _ = spring_floats(p0, pv0, 0.0, y, e[:, None], t[:, None])
+        rots[steps] = tf.quat_mul(tf.quat_from_rotvec(xs), rots[steps])
+        locs[steps, hips] += ps
     return locs, rots
 
 
