@@ -98,7 +98,7 @@ def forward_kinematics(skeleton, locs, rots, joints=None):
     """Armature-space bone matrices (S, J, 4, 4) of pose channels (S, J, 3) and (S, J, 4).
     ``joints`` (default all): only these bones and their ancestors are computed
     (the others are NaN); each computed one is what the whole pose gives, bit for bit.
-    The result is a view of an array holding the steps last (tf.pose_fk_frames_last)."""
+    Made with the steps last (tf.pose_fk_frames_last)."""
     need = list(range(len(skeleton.parents))) if joints is None else tf.with_ancestors(skeleton.parents, joints)
     locs, rots = np.asarray(locs)[:, need], np.asarray(rots)[:, need]
     # tf.compose(locs, tf.quat_to_matrix(rots)), built with the steps last.

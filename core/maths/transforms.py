@@ -316,10 +316,12 @@ def pose_fk(parents, rest, basis, offsets=None, joints=None):
 def pose_fk_frames_last(parents, offsets, basis_t, order):
     """:func:`pose_fk` of the joints ``order`` (with their ancestors, parents
     first), their basis matrices ``basis_t`` (len(order), 4, 4, F) holding the
-    frames last. Returns (F, J, 4, 4), a view of an array holding the frames last
-    (the joints not in ``order`` NaN). The products are :func:`mm4`'s, term for
-    term in the same order, so the bits are the same; only the memory layout
-    differs (each operation runs along the frames rather than along four elements)."""
+    frames last. Returns (F, J, 4, 4) (the joints not in ``order`` NaN). The
+    products are :func:`mm4`'s, term for term in the same order, so the bits are
+    the same; they are made with the frames last (each operation runs along the
+    frames rather than along four elements) and copied back once, so callers get
+    the layout they always had (a sum over an axis, or ``@``, may round
+    differently on another layout)."""
     offsets = np.asarray(offsets, dtype=np.float64)
     order = list(order)
     out = np.empty((len(parents), 4, 4, basis_t.shape[-1]))
@@ -333,7 +335,7 @@ def pose_fk_frames_last(parents, offsets, basis_t, order):
         else:
             _mm4_last(out[p], offsets[j][:, :, None], step, term)
             _mm4_last(step, b, out[j], term)
-    return np.moveaxis(out, -1, 0)
+    return np.ascontiguousarray(np.moveaxis(out, -1, 0))
 
 
 def _mm4_last(a, b, out, term):
