@@ -91,6 +91,9 @@ def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps,
     vel = np.asarray(sim_vel[:, :2], dtype=np.float64)
     speed = np.hypot(vel[:, 0], vel[:, 1]).tolist()     # the same bits as np.hypot step by step
     vel = vel.tolist()
+    # What each step reads, as Python numbers (float64 and int64 values: the same arithmetic).
+    sim_xy, yaws, ctrl_xy = (np.asarray(a, dtype=np.float64).tolist() for a in (sim_pos[:, :2], sim_yaw, ctrl[:, :2]))
+    nxt_of, playable, clip_of = nxt.tolist(), np.asarray(matcher.playable).tolist(), db.clip_index.tolist()
     states = []
     if resume is None:
         first = 0
@@ -108,13 +111,10 @@ def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps,
                                     None if warp is None else warp.state()))
         if cur is not None:
             rate = 1.0 if warp is None else warp.step_rate(s, cur)
-            px, py, yaw = root.advance(px, py, yaw, cur, sim_pos[s], sim_yaw[s], rate)
-            if warp is None:
-                cur = int(nxt[cur]) if nxt[cur] != cur else cur
-            else:
-                cur = warp.advance(cur)
-        px, py, yaw = root.clamped(px, py, yaw, ctrl[s], sim_yaw[s])
-        at_end = cur is not None and (nxt[cur] == cur or not matcher.playable[cur])
+            px, py, yaw = root.advance(px, py, yaw, cur, sim_xy[s], yaws[s], rate)
+            cur = nxt_of[cur] if warp is None else warp.advance(cur)
+        px, py, yaw = root.clamped(px, py, yaw, ctrl_xy[s], yaws[s])
+        at_end = cur is not None and (nxt_of[cur] == cur or not playable[cur])
         if cur is None or s - last_search >= interval or at_end \
                 or sharp_change(want_v, want_speed, vel[s], speed[s], settings):
             best, best_cost = matcher.search(s, cur, cur is not None and not at_end, (px, py, yaw))
@@ -122,7 +122,7 @@ def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps,
             last_search = s
             want_v, want_speed = vel[s], speed[s]
             cost[s] = best_cost
-            same_clip = cur is not None and db.clip_index[best] == db.clip_index[cur]
+            same_clip = cur is not None and clip_of[best] == clip_of[cur]
             if cur is None or not (same_clip and keep_playing(cur, best, True, settings.search.keep_window)) \
                     or (at_end and best != cur):
                 if cur is not None:
