@@ -21,7 +21,7 @@ def warped_pose(db, pose_locations, pose_rotations, played, row_steps, hips, fps
     rotations)."""
     nxt = next_rows(db)
     vlocs, vrots, vrows, vnxt = twp.warped_rows(pose_locations, pose_rotations, played.rows, played.phase,
-                                                played.rate, nxt)
+                                                played.rate, nxt, played.jumped)
     locs, rots = inertialize(vlocs, vrots, vrows, played.jumped, hips, vnxt, fps, halflife)
     ahead = np.append(played.rate[1:], played.rate[-1:])           # the rate of the step into the next
     steps = row_steps[played.rows] * ahead[:, None]

@@ -68,3 +68,29 @@ def test_inertialize_is_the_pieces_faded_in_turn_bit_for_bit():
     # No jump at all: the played rows as they are.
     got = inertialize(pose_locations, pose_rotations, rows, np.zeros(S, dtype=bool), 1, nxt, 60.0, 0.1)
     assert got[0].tobytes() == pose_locations[rows].astype(np.float64).tobytes()
+
+
+def test_warped_stand_ins_only_where_jumps_read_them_give_the_same_pose():
+    # Under the time warp the stand-in rows one and two steps on are made only
+    # around the jumps; the inertialized pose is the one made from them on every step.
+    from core.bake import time_warp as twp
+
+    rng = np.random.default_rng(32)
+    N, J, S = 300, 7, 240
+    pose_locations = rng.normal(scale=0.2, size=(N, J, 3)).astype(np.float32)
+    pose_rotations = tf.quat_normalize(np.cumsum(rng.normal(scale=0.05, size=(N, J, 4)), axis=0)
+                                       + [1.0, 0.0, 0.0, 0.0]).astype(np.float32)
+    nxt = np.minimum(np.arange(1, N + 1), N - 1)
+    nxt[149] = 149
+    rows = rng.integers(0, N, size=S)
+    phase = rng.random(S) * 0.99
+    rate = 0.8 + 0.4 * rng.random(S)
+    jumped = rng.random(S) < 0.15
+    jumped[0] = False
+    jumped[[40, 41, 42]] = True                      # jumps on consecutive steps
+    all_locs, all_rots, all_rows, all_nxt = twp.warped_rows(pose_locations, pose_rotations, rows, phase, rate, nxt)
+    every = inertialize(all_locs, all_rots, all_rows, jumped, 1, all_nxt, 60.0, 0.1)
+    locs, rots, vrows, vnxt = twp.warped_rows(pose_locations, pose_rotations, rows, phase, rate, nxt, jumped)
+    assert len(locs) < 3 * S
+    some = inertialize(locs, rots, vrows, jumped, 1, vnxt, 60.0, 0.1)
+    assert some[0].tobytes() == every[0].tobytes() and some[1].tobytes() == every[1].tobytes()
