@@ -165,7 +165,7 @@ class LookAheadMatcher(Matcher):
         pick = pick[np.isfinite(cost[pick])]
         cand, base = rows[pick], cost[pick]
         if cur is not None and can_continue:
-            own = float(np.sum((qn - self.db.features[cur]) ** 2))
+            own = float(np.add.reduce((qn - self.db.features[cur]) ** 2))     # np.sum's sum, without its overhead
             cand, base = np.append(cur, cand), np.append(own, base)     # first: a tie plays on
         total = base + self.ahead.future_cost(cand, root, self.sim_pos, self.sim_yaw, s)
         # Among equal totals: the row playing on, then the lowest frame, then the lowest clip.
