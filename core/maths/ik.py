@@ -70,7 +70,9 @@ def _frame(e, n):
     """Rotation matrix whose columns are ``e``, the part of ``n`` perpendicular to
     ``e`` (normalised) and their cross product. ``e`` is unit."""
     n = _perp_unit(n, e)
-    return np.stack([e, n, cross3(e, n)], axis=-1)
+    out = np.empty(e.shape + (3,))       # np.stack([e, n, e x n], axis=-1)
+    out[..., 0], out[..., 1], out[..., 2] = e, n, cross3(e, n)
+    return out
 
 
 def two_bone_ik(hip, knee, ankle, target, pole, max_extension=0.9999,
@@ -96,9 +98,9 @@ def two_bone_ik(hip, knee, ankle, target, pole, max_extension=0.9999,
     - Degenerate input (zero-length bones, target on the hip, straight leg, pole
       along the leg) gives finite rotations; no NaN is produced from finite input.
     """
-    hip, knee, ankle, target, pole = np.broadcast_arrays(
-        *[np.asarray(v, dtype=np.float64) for v in (hip, knee, ankle, target, pole)])
-    down = np.broadcast_to(np.array([0.0, 0.0, -1.0]), hip.shape)
+    hip, knee, ankle, target, pole = [np.asarray(v, dtype=np.float64) for v in (hip, knee, ankle, target, pole)]
+    if not hip.shape == knee.shape == ankle.shape == target.shape == pole.shape:
+        hip, knee, ankle, target, pole = np.broadcast_arrays(hip, knee, ankle, target, pole)
 
     thigh = knee - hip
     shin = ankle - knee
@@ -106,7 +108,7 @@ def two_bone_ik(hip, knee, ankle, target, pole, max_extension=0.9999,
     b = _norm(shin)
 
     # Current leg: direction to the ankle u0 and the side w0 the knee bends toward.
-    u0 = _unit(ankle - hip, lambda: _unit(thigh, down))
+    u0 = _unit(ankle - hip, lambda: _unit(thigh, np.broadcast_to(np.array([0.0, 0.0, -1.0]), hip.shape)))
     knee_side = thigh - _dot(thigh, u0) * u0
     bent = _norm(knee_side) > straight_tolerance * np.maximum(a, _TINY)
     side_p = _perp_unit(pole, u0)
