@@ -179,10 +179,11 @@ class LookAheadMatcher(Matcher):
         """(rows, their feature cost plus the cost of jumping there, their tie order): only for the
         rows that can still be among the candidates when there are many (a jump
         costs at least JUMP_COST, so a row whose feature cost alone is past the
-        candidates' worst total cannot be one); the same candidates as costing all."""
+        candidates' worst total cannot be one); the same candidates as costing all.
+        When the few nearest cannot show that, PRUNE_FACTOR times as many are tried."""
         extra = self.margin * la.MARGIN_SCALE
         few = la.CANDIDATES * PRUNE_FACTOR
-        if len(rows) > few:
+        while len(rows) > few:
             # The few-th and next smallest costs from one partition (values: the same on every machine).
             cut, after = np.partition(cost, (few - 1, few))[few - 1:few + 1]
             sub = la.smallest(cost, few, self.tie_rows, cut)    # in row order; ties kept as among all rows
@@ -190,6 +191,7 @@ class LookAheadMatcher(Matcher):
             kth = np.partition(total, la.CANDIDATES - 1)[la.CANDIDATES - 1]
             if after + la.JUMP_COST + extra > kth:
                 return rows[sub], total, self.tie_rows[sub]
+            few *= PRUNE_FACTOR
         return rows, cost + self.ahead.jump_cost(rows, cur) + extra, self.tie_rows
 
 

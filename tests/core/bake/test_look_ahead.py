@@ -136,8 +136,8 @@ def test_a_look_ahead_out_of_range_is_refused():
 
 def test_pricing_jumps_only_where_they_can_matter_chooses_as_pricing_all(turn_or_straight, monkeypatch):
     # The candidates' jump costs are priced for the rows whose feature cost leaves
-    # them a chance (matching.PRUNE_FACTOR times the candidates); pricing every row
-    # must choose the same rows, step by step.
+    # them a chance (matching.PRUNE_FACTOR times the candidates, or that times more
+    # when those cannot show it); pricing every row must choose the same rows, step by step.
     path = _straight_path(6.0)
     path[:, 0] += 0.4 * np.sin(2.0 * np.arange(len(path)) / FPS)     # weaving: many searches and jumps
     monkeypatch.setattr(matching, "PRUNE_FACTOR", 2)                     # prune hard (48 of the rows)
@@ -146,12 +146,14 @@ def test_pricing_jumps_only_where_they_can_matter_chooses_as_pricing_all(turn_or
 
     def counted(self, rows, cost, cur):
         out = original(self, rows, cost, cur)
-        priced.append(len(out[0]) < len(rows))
+        priced.append((len(out[0]), len(rows)))
         return out
 
     monkeypatch.setattr(matching.LookAheadMatcher, "_with_jump_costs", counted)
     pruned = _bake(turn_or_straight, path, look_ahead=1.0)
-    assert sum(priced) >= 3             # the pruned pricing was used, not only the fallback
+    few = la.CANDIDATES * 2
+    assert sum(k == few for k, _ in priced) >= 3              # the pruned pricing was used, not only the fallback
+    assert any(few < k < n for k, n in priced)                 # and more rows when the few could not show it
     monkeypatch.setattr(matching, "PRUNE_FACTOR", 10 ** 6)               # price every row
     full = _bake(turn_or_straight, path, look_ahead=1.0)
     assert pruned.jumped.sum() >= 3
