@@ -103,6 +103,9 @@ def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps,
         first, states, own = _restore(resume, (rows, searched, jumped, cost, root_pos, root_yaw, phase, rates),
                                       matcher, warp)
         cur, px, py, yaw, last_search, want_v, want_speed, rate = own
+    # Each step's row, cost, root and time warp, kept in lists and put in the arrays at the end.
+    step_rows, step_cost, step_x, step_y, step_yaw, step_phase, step_rate = [], [], [], [], [], [], []
+    last_cost = float(cost[first - 1]) if first > 0 else 0.0     # a step without a search keeps the last cost
     for s in range(first, S):
         if s % 256 == 0:
             yield 0.8 * s / S
@@ -121,7 +124,7 @@ def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps,
             searched[s] = True
             last_search = s
             want_v, want_speed = vel[s], speed[s]
-            cost[s] = best_cost
+            last_cost = best_cost
             same_clip = cur is not None and clip_of[best] == clip_of[cur]
             if cur is None or not (same_clip and keep_playing(cur, best, True, settings.search.keep_window)) \
                     or (at_end and best != cur):
@@ -130,16 +133,21 @@ def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps,
                 cur = int(best)
                 if warp is not None:
                     warp.restart()
-        elif s > 0:
-            cost[s] = cost[s - 1]
-        rows[s] = cur
         if warp is None:
             matcher.played(cur, (px, py, yaw))
         else:
             matcher.played(cur, (px, py, yaw), rate=rate, moved_on=not jumped[s])
-            phase[s], rates[s] = warp.phase, rate
-        root_pos[s] = (px, py, 0.0)
-        root_yaw[s] = yaw
+            step_phase.append(warp.phase)
+            step_rate.append(rate)
+        step_rows.append(cur)
+        step_cost.append(last_cost)
+        step_x.append(px)
+        step_y.append(py)
+        step_yaw.append(yaw)
+    rows[first:], cost[first:], root_yaw[first:] = step_rows, step_cost, step_yaw
+    root_pos[first:, 0], root_pos[first:, 1], root_pos[first:, 2] = step_x, step_y, 0.0
+    if warp is not None:
+        phase[first:], rates[first:] = step_phase, step_rate
     return Played(rows=rows, searched=searched, jumped=jumped, cost=cost, root_pos=root_pos, root_yaw=root_yaw,
                    phase=phase, rate=rates, states=states)
 
