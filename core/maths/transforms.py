@@ -127,24 +127,30 @@ def matrix_to_quat(m):
     f = m[:, 1, 2] + m[:, 2, 1]
     # s = 2 |pivot|; the pivot is s/2 and each other component is an
     # off-diagonal sum or difference divided by 4 * pivot = 2 s.
-    t = 2.0 * s
-    rows = (
-        lambda: (s / 2, a / t, b / t, c / t),
-        lambda: (a / t, s / 2, d / t, e / t),
-        lambda: (b / t, d / t, s / 2, f / t),
-        lambda: (c / t, e / t, f / t, s / 2),
-    )
+    parts = (s, 2.0 * s, a, b, c, d, e, f)
     if len(m) and pick.min() == pick.max():     # one pivot for all (small turns: w), made alone
-        q = np.stack(rows[pick[0]](), axis=-1)
+        q = np.stack(_pivot_components(pick[0], *parts), axis=-1)
     else:
         q = np.empty((len(m), 4))
         for k in range(4):
-            sel = pick == k
-            if np.any(sel):
-                q[sel] = np.stack([r[sel] for r in rows[k]()], axis=-1)
+            sel = np.flatnonzero(pick == k)
+            if len(sel):        # the same divisions, of the matrices that pick this pivot only
+                q[sel] = np.stack(_pivot_components(k, *(v[sel] for v in parts)), axis=-1)
     q = quat_normalize(q)
     q[q[:, 0] < 0] *= -1.0
     return q.reshape(shape + (4,))
+
+
+def _pivot_components(k, s, t, a, b, c, d, e, f):
+    """(w, x, y, z) of :func:`matrix_to_quat` for pivot ``k`` (0: w ... 3: z),
+    ``s`` twice the pivot, ``t = 2 s``, ``a``-``f`` the off-diagonal sums and differences."""
+    if k == 0:
+        return s / 2, a / t, b / t, c / t
+    if k == 1:
+        return a / t, s / 2, d / t, e / t
+    if k == 2:
+        return b / t, d / t, s / 2, f / t
+    return c / t, e / t, f / t, s / 2
 
 
 def quat_from_axis_angle(axis, angle):
