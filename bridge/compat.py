@@ -178,50 +178,56 @@ def ensure_curves(action, obj, channels, progress=None):
 def write_keys(curves, frames, rows, interpolation="LINEAR", progress=None):
     """Add keys to empty F-Curves: ``rows`` (len(curves), F) on ``frames`` (F,).
 
-    Keys and handles go in with one ``foreach_set`` each per curve, through
-    buffers reused for every curve. Handles sit a third of the way toward the
-    neighbouring keys, on the straight line to them: a Bezier segment with such
-    handles is exactly the straight line, so "LINEAR" keys are left as
-    Blender's default Bezier keys (one ``foreach_set`` fewer per curve, and
-    still smooth if a key is edited later). Other interpolations are set
-    explicitly.
+    Keys and handles go in with one ``foreach_set`` each per curve, from
+    arrays made for a block of curves at a time (:data:`KEY_BLOCK` values).
+    Handles sit a third of the way toward the neighbouring keys, on the
+    straight line to them: a Bezier segment with such handles is exactly the
+    straight line, so "LINEAR" keys are left as Blender's default Bezier keys
+    (one ``foreach_set`` fewer per curve, and still smooth if a key is edited
+    later). Other interpolations are set explicitly.
     """
     frames = np.asarray(frames, dtype=np.float64)
     n = len(frames)
     if len(rows) != len(curves) or (len(rows) and np.shape(rows[0]) != (n,)):
         raise ValueError("write_keys: %d curves and values of shape %s on %d frames"
                          % (len(curves), np.shape(rows), n))
-    co = np.empty((n, 2), dtype=np.float32)
-    left = np.empty((n, 2), dtype=np.float32)
-    right = np.empty((n, 2), dtype=np.float32)
     dx = np.diff(frames) / 3.0
-    co[:, 0] = frames
-    left[:, 0] = frames
-    right[:, 0] = frames
-    left[1:, 0] -= dx
-    right[:-1, 0] += dx
-    y = np.empty(n)
-    dy = np.empty(max(n - 1, 0))
     interp = np.full(n, INTERPOLATION[interpolation], dtype=np.int8)
     every = max(1, len(curves) // 100)
-    for k, fc in enumerate(curves):
-        y[:] = rows[k]
-        np.subtract(y[1:], y[:-1], out=dy)
-        dy /= 3.0
-        co[:, 1] = y
-        left[:, 1] = y
-        right[:, 1] = y
-        left[1:, 1] -= dy
-        right[:-1, 1] += dy
-        kp = fc.keyframe_points
-        kp.add(n)
-        kp.foreach_set("co", co.ravel())
-        kp.foreach_set("handle_left", left.ravel())
-        kp.foreach_set("handle_right", right.ravel())
-        if interpolation != "LINEAR":
-            kp.foreach_set("interpolation", interp)
-        if progress is not None and ((k + 1) % every == 0 or k + 1 == len(curves)):
-            progress((k + 1) / len(curves))
+    block = max(1, KEY_BLOCK // max(n, 1))
+    for b0 in range(0, len(curves), block):
+        co, left, right = _key_arrays(frames, dx, rows[b0:b0 + block])
+        for k, fc in enumerate(curves[b0:b0 + block], start=b0):
+            kp = fc.keyframe_points
+            kp.add(n)
+            kp.foreach_set("co", co[k - b0].ravel())
+            kp.foreach_set("handle_left", left[k - b0].ravel())
+            kp.foreach_set("handle_right", right[k - b0].ravel())
+            if interpolation != "LINEAR":
+                kp.foreach_set("interpolation", interp)
+            if progress is not None and ((k + 1) % every == 0 or k + 1 == len(curves)):
+                progress((k + 1) / len(curves))
+
+
+KEY_BLOCK = 1 << 18     # keys made ready at a time by write_keys (float32 keys and handles: 6 MB)
+
+
+def _key_arrays(frames, dx, rows):
+    """Keys and handles (curves, F, 2) float32 of the curves' ``rows`` on ``frames``
+    (``dx``: a third of each frame step): a handle a third of the way toward each
+    neighbouring key, along the straight line to it."""
+    rows = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(frames))
+    co = np.empty(rows.shape + (2,), dtype=np.float32)
+    co[:, :, 0] = frames
+    co[:, :, 1] = rows
+    left, right = co.copy(), co.copy()
+    left[:, 1:, 0] -= dx
+    right[:, :-1, 0] += dx
+    dy = rows[:, 1:] - rows[:, :-1]
+    dy /= 3.0
+    left[:, 1:, 1] -= dy
+    right[:, :-1, 1] += dy
+    return co, left, right
 
 
 def write_channels(action, obj, data_path, frames, values, group=None, interpolation="LINEAR"):

@@ -37,7 +37,6 @@ candidates; the tables are built once per bake, or once per database when the
 bake is given a cache (core.bake.matching).
 """
 
-import copy
 import math
 from dataclasses import dataclass
 
@@ -195,10 +194,10 @@ class LookAhead:
 
     def state(self):
         """What :meth:`played` remembers (a copy), to go on from later."""
-        return copy.deepcopy({name: getattr(self, name) for name in self.HISTORY})
+        return _history_copy({name: getattr(self, name) for name in self.HISTORY})
 
     def restore(self, state):
-        for name, value in copy.deepcopy(state).items():
+        for name, value in _history_copy(state).items():
             setattr(self, name, value)
 
     def reach(self):
@@ -216,37 +215,40 @@ class LookAhead:
         wy = py + sn * fx + c * fy - sim_pos[at, 1]
         dyaw = springs.wrap_angle(yaw + self.fyaw[rows] - sim_yaw[at])
         dead = self.offsets[None, :] >= self.run[rows][:, None]
-        e0 = np.array([px - sim_pos[s, 0], py - sim_pos[s, 1]])
         M = len(self.offsets)       # means over the horizon: np.mean's own sum and division, without its overhead
+        # The path error's change from each sample to the next (from the error now to the first): np.diff's.
+        steps = np.empty(wx.shape + (2,))
+        for k, (w, now) in enumerate(((wx, px - sim_pos[s, 0]), (wy, py - sim_pos[s, 1]))):
+            steps[:, 0, k] = w[:, 0] - now
+            steps[:, 1:, k] = w[:, 1:] - w[:, :-1]
         return (np.add.reduce(wx * wx + wy * wy, axis=1) / M / T.path_error_scale ** 2
                 + np.add.reduce(np.maximum(np.abs(dyaw) - self.mend, 0.0) ** 2, axis=1) / M
                 / T.heading_error_scale ** 2
                 + T.dead_end_cost * (np.add.reduce(dead, axis=1, dtype=np.float64) / M)
-                + self._stance_drift(rows, np.stack([wx, wy], axis=-1), e0))
+                + self._stance_drift(rows, steps))
 
-    def _stance_drift(self, rows, err, e0):
+    def _stance_drift(self, rows, steps):
         """(K,) cost of dragging planted feet: within each stance of each foot over
         the horizon (the stance playing now included), the root must be moved off
-        the candidate's own motion by the change of its path error ``err``
-        (K, M, 2); beyond ``stance_drift_free`` the held foot stretches the leg or lets go.
-        Both feet at once; the sums are added in a fixed order (same choices)."""
-        K, M = err.shape[:2]
+        the candidate's own motion by the change of its path error, ``steps``
+        (K, M, 2) from sample to sample; beyond ``stance_drift_free`` the held foot
+        stretches the leg or lets go. Both feet at once; the sums are added in a
+        fixed order (same choices)."""
+        K, M = steps.shape[:2]
         on = self.contacts[rows]                                       # (K, 2)
         played = np.zeros(2, dtype=bool) if self.played_contacts is None else np.array(self.played_contacts)
         drift = np.where((on & played)[:, :, None], np.asarray(self.drift)[None, :, :], 0.0)   # (K, foot, xy)
         ahead = self.ahead_contacts[rows]                               # (K, M, 2)
         kept = ahead & np.concatenate([on[:, None], ahead[:, :-1]], axis=1)     # in contact then and now
-        steps = np.diff(np.concatenate([np.broadcast_to(e0, (K, 1, 2)), err], axis=1), axis=1)   # (K, M, xy)
+        kept, steps = kept[:, :, :, None], steps[:, :, None, :]
         drifts = np.empty((M, K, 2, 2))
         for j in range(M):      # each sample's drift carries on from the last while the foot stays planted
-            drift = drifts[j] = np.where(kept[:, j, :, None], drift + steps[:, j, None, :], 0.0)
+            drift = drifts[j] = np.where(kept[:, j], drift + steps[:, j], 0.0)
         over = np.maximum(tf.row_norm(drifts) - T.stance_drift_free, 0.0) / T.stance_drift_scale   # (M, K, foot)
         terms = np.where(ahead.transpose(1, 0, 2), over * over, 0.0) / M
-        cost = np.zeros(K)
-        for f in range(2):
-            for j in range(M):
-                cost += terms[j, :, f]
-        return cost
+        # Foot by foot, sample by sample, added one after another (accumulate adds in order; the
+        # terms are never -0, so starting from them rather than from 0 changes no bit).
+        return np.add.accumulate(terms.transpose(2, 0, 1).reshape(2 * M, K), axis=0)[-1]
 
     def jump_cost(self, rows, on_row):
         """(K,) contact-phase cost of jumping to each of ``rows`` instead of playing
@@ -259,8 +261,19 @@ class LookAhead:
         flips = contacts != self.contacts[on_row]
         gap = (np.asarray(self.played_time)[None, :] - in_state) / (T.phase_scale * self.fps)
         soon = T.rejump_cost * max(0.0, 1.0 - self.since_jump / (T.rejump_seconds * self.fps))
-        return T.jump_cost + soon + np.sum(np.where(flips, T.contact_flip_cost, np.minimum(gap * gap, T.contact_flip_cost)),
-                                          axis=1)
+        return T.jump_cost + soon + np.add.reduce(     # np.sum's sum, without its overhead
+            np.where(flips, T.contact_flip_cost, np.minimum(gap * gap, T.contact_flip_cost)), axis=1)
+
+
+def _history_copy(history):
+    """A copy of :meth:`LookAhead.state`'s history (what copy.deepcopy makes of it,
+    without its cost: lists of numbers, a tuple of numbers, numbers)."""
+    out = dict(history)
+    if out["played_contacts"] is not None:
+        out["played_contacts"] = list(out["played_contacts"])
+    out["played_time"] = list(out["played_time"])
+    out["drift"] = [list(d) for d in out["drift"]]
+    return out
 
 
 def tie_order(db):
@@ -284,8 +297,8 @@ def smallest(costs, k, order=None, cut=None):
         return np.arange(len(costs))
     if cut is None:
         cut = np.partition(costs, k - 1)[k - 1]        # a value: the same on every machine
-    below = np.flatnonzero(costs < cut)
-    tied = np.flatnonzero(costs == cut)
+    upto = np.flatnonzero(costs <= cut)     # one pass over all; then the few
+    below, tied = upto[costs[upto] < cut], upto[costs[upto] == cut]
     if order is not None:
         tied = tied[np.argsort(order[tied], kind="stable")]
     return np.sort(np.concatenate([below, tied[:k - len(below)]]))

@@ -132,8 +132,10 @@ class LookAheadMatcher(Matcher):
                                   turn, tables[0])
         # One row per feature: the search's sums run across the rows (same_everywhere.column_sums).
         self.features_t = tables[1]
+        self.squares = np.empty_like(self.features_t)
         self.row_clips = db.clip_index[self.rows]
         self.tie = tables[2]     # ties: lowest frame, then lowest clip
+        self.tie_rows = self.tie[self.rows]
 
     def played(self, row, root, rate=1.0, moved_on=None):
         self.ahead.played(row, root, rate, moved_on)
@@ -146,23 +148,24 @@ class LookAheadMatcher(Matcher):
 
     def search(self, s, cur, can_continue, root=None):
         qn = self.normalized_query(s, cur)
-        d = self.features_t - qn[:, None]
+        # Into one buffer kept for every search (a new one each time costs the memory's first touch).
+        d = np.subtract(self.features_t, qn[:, None], out=self.squares)
         np.multiply(d, d, out=d)
         # np.add.reduce's summation order over each row's features (einsum's depends on the SIMD code).
         cost = same_everywhere.column_sums(d)
-        rows = self.rows
+        rows, order = self.rows, self.tie_rows
         if cur is not None:
             if can_continue:
                 # Rows near the one playing are not jumps: the row playing on stands for them.
                 lo, hi = np.searchsorted(rows, (cur - self.window, cur + self.window + 1))
                 near = self.row_clips[lo:hi] == self.db.clip_index[cur]
                 cost[lo:hi][near] = np.inf
-            rows, cost = self._with_jump_costs(rows, cost, cur)
-        pick = la.rank(cost, la.CANDIDATES, self.tie[rows])
+            rows, cost, order = self._with_jump_costs(rows, cost, cur)
+        pick = la.rank(cost, la.CANDIDATES, order)
         pick = pick[np.isfinite(cost[pick])]
         cand, base = rows[pick], cost[pick]
         if cur is not None and can_continue:
-            own = float(np.sum((qn - self.db.features[cur]) ** 2))
+            own = float(np.add.reduce((qn - self.db.features[cur]) ** 2))     # np.sum's sum, without its overhead
             cand, base = np.append(cur, cand), np.append(own, base)     # first: a tie plays on
         total = base + self.ahead.future_cost(cand, root, self.sim_pos, self.sim_yaw, s)
         # Among equal totals: the row playing on, then the lowest frame, then the lowest clip.
@@ -173,21 +176,23 @@ class LookAheadMatcher(Matcher):
 
 
     def _with_jump_costs(self, rows, cost, cur):
-        """(rows, their feature cost plus the cost of jumping there): only for the
+        """(rows, their feature cost plus the cost of jumping there, their tie order): only for the
         rows that can still be among the candidates when there are many (a jump
         costs at least JUMP_COST, so a row whose feature cost alone is past the
-        candidates' worst total cannot be one); the same candidates as costing all."""
+        candidates' worst total cannot be one); the same candidates as costing all.
+        When the few nearest cannot show that, PRUNE_FACTOR times as many are tried."""
         extra = self.margin * la.MARGIN_SCALE
         few = la.CANDIDATES * PRUNE_FACTOR
-        if len(rows) > few:
+        while len(rows) > few:
             # The few-th and next smallest costs from one partition (values: the same on every machine).
             cut, after = np.partition(cost, (few - 1, few))[few - 1:few + 1]
-            sub = la.smallest(cost, few, self.tie[rows], cut)    # in row order; ties kept as among all rows
+            sub = la.smallest(cost, few, self.tie_rows, cut)    # in row order; ties kept as among all rows
             total = cost[sub] + self.ahead.jump_cost(rows[sub], cur) + extra
             kth = np.partition(total, la.CANDIDATES - 1)[la.CANDIDATES - 1]
             if after + la.JUMP_COST + extra > kth:
-                return rows[sub], total
-        return rows, cost + self.ahead.jump_cost(rows, cur) + extra
+                return rows[sub], total, self.tie_rows[sub]
+            few *= PRUNE_FACTOR
+        return rows, cost + self.ahead.jump_cost(rows, cur) + extra, self.tie_rows
 
 
 PRUNE_FACTOR = 8    # the look-ahead prices jumps to this many times its candidates (more when that is not enough)

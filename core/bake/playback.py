@@ -80,17 +80,16 @@ def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps,
     :data:`SNAPSHOT_EVERY` steps."""
     S = len(ctrl)
     nxt = next_rows(db)
-    rows = np.empty(S, dtype=np.int64)
-    searched = np.zeros(S, dtype=bool)
-    jumped = np.zeros(S, dtype=bool)
-    cost = np.zeros(S)
-    root_pos = np.empty((S, 3))
-    root_yaw = np.empty(S)
+    rows, searched, jumped = np.empty(S, dtype=np.int64), np.zeros(S, dtype=bool), np.zeros(S, dtype=bool)
+    cost, root_pos, root_yaw = np.zeros(S), np.empty((S, 3)), np.empty(S)
     interval = max(1, int(round(settings.search.search_interval * fps)))
     phase, rates = (None, None) if warp is None else (np.zeros(S), np.ones(S))
     vel = np.asarray(sim_vel[:, :2], dtype=np.float64)
     speed = np.hypot(vel[:, 0], vel[:, 1]).tolist()     # the same bits as np.hypot step by step
     vel = vel.tolist()
+    # What each step reads, as Python numbers (float64 and int64 values: the same arithmetic).
+    sim_xy, yaws, ctrl_xy = (np.asarray(a, dtype=np.float64).tolist() for a in (sim_pos[:, :2], sim_yaw, ctrl[:, :2]))
+    nxt_of, playable, clip_of = nxt.tolist(), np.asarray(matcher.playable).tolist(), db.clip_index.tolist()
     states = []
     if resume is None:
         first = 0
@@ -100,6 +99,9 @@ def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps,
         first, states, own = _restore(resume, (rows, searched, jumped, cost, root_pos, root_yaw, phase, rates),
                                       matcher, warp)
         cur, px, py, yaw, last_search, want_v, want_speed, rate = own
+    # Each step's row, cost, root and time warp, kept in lists and put in the arrays at the end.
+    step_rows, step_cost, step_x, step_y, step_yaw, step_phase, step_rate = [], [], [], [], [], [], []
+    last_cost = float(cost[first - 1]) if first > 0 else 0.0     # a step without a search keeps the last cost
     for s in range(first, S):
         if s % 256 == 0:
             yield 0.8 * s / S
@@ -108,21 +110,18 @@ def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps,
                                     None if warp is None else warp.state()))
         if cur is not None:
             rate = 1.0 if warp is None else warp.step_rate(s, cur)
-            px, py, yaw = root.advance(px, py, yaw, cur, sim_pos[s], sim_yaw[s], rate)
-            if warp is None:
-                cur = int(nxt[cur]) if nxt[cur] != cur else cur
-            else:
-                cur = warp.advance(cur)
-        px, py, yaw = root.clamped(px, py, yaw, ctrl[s], sim_yaw[s])
-        at_end = cur is not None and (nxt[cur] == cur or not matcher.playable[cur])
+            px, py, yaw = root.advance(px, py, yaw, cur, sim_xy[s], yaws[s], rate)
+            cur = nxt_of[cur] if warp is None else warp.advance(cur)
+        px, py, yaw = root.clamped(px, py, yaw, ctrl_xy[s], yaws[s])
+        at_end = cur is not None and (nxt_of[cur] == cur or not playable[cur])
         if cur is None or s - last_search >= interval or at_end \
                 or sharp_change(want_v, want_speed, vel[s], speed[s], settings):
             best, best_cost = matcher.search(s, cur, cur is not None and not at_end, (px, py, yaw))
             searched[s] = True
             last_search = s
             want_v, want_speed = vel[s], speed[s]
-            cost[s] = best_cost
-            same_clip = cur is not None and db.clip_index[best] == db.clip_index[cur]
+            last_cost = best_cost
+            same_clip = cur is not None and clip_of[best] == clip_of[cur]
             if cur is None or not (same_clip and keep_playing(cur, best, True, settings.search.keep_window)) \
                     or (at_end and best != cur):
                 if cur is not None:
@@ -130,16 +129,21 @@ def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps,
                 cur = int(best)
                 if warp is not None:
                     warp.restart()
-        elif s > 0:
-            cost[s] = cost[s - 1]
-        rows[s] = cur
         if warp is None:
             matcher.played(cur, (px, py, yaw))
         else:
             matcher.played(cur, (px, py, yaw), rate=rate, moved_on=not jumped[s])
-            phase[s], rates[s] = warp.phase, rate
-        root_pos[s] = (px, py, 0.0)
-        root_yaw[s] = yaw
+            step_phase.append(warp.phase)
+            step_rate.append(rate)
+        step_rows.append(cur)
+        step_cost.append(last_cost)
+        step_x.append(px)
+        step_y.append(py)
+        step_yaw.append(yaw)
+    rows[first:], cost[first:], root_yaw[first:] = step_rows, step_cost, step_yaw
+    root_pos[first:, 0], root_pos[first:, 1], root_pos[first:, 2] = step_x, step_y, 0.0
+    if warp is not None:
+        phase[first:], rates[first:] = step_phase, step_rate
     return Played(rows=rows, searched=searched, jumped=jumped, cost=cost, root_pos=root_pos, root_yaw=root_yaw,
                    phase=phase, rate=rates, states=states)
 

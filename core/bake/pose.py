@@ -22,7 +22,7 @@ def warped_pose(db, pose_locations, pose_rotations, played, row_steps, hips, fps
     step into the next (S, 3), locations, rotations)."""
     nxt = next_rows(db)
     vlocs, vrots, vrows, vnxt = twp.warped_rows(pose_locations, pose_rotations, played.rows, played.phase,
-                                                played.rate, nxt)
+                                                played.rate, nxt, played.jumped)
     locs, rots = inertialize(vlocs, vrots, vrows, played.jumped, hips, vnxt, fps, halflife, fade_speeds)
     ahead = np.append(played.rate[1:], played.rate[-1:])           # the rate of the step into the next
     steps = row_steps[played.rows] * ahead[:, None]
@@ -48,50 +48,64 @@ def inertialize(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps, ha
     srcs, dsts = nxt[rows[jumps - 1]], rows[jumps]
     av_src, av_dst = angular_velocities_of(pose_rotations, nxt, fps, srcs), \
         angular_velocities_of(pose_rotations, nxt, fps, dsts)
-    for i, (a, b) in enumerate(zip(jumps, np.append(jumps[1:], len(rows)))):
+    ends = np.append(jumps[1:], len(rows))
+    y = halflife_to_damping(halflife)
+    # Each jump's offsets carry on from what the last one's fade left: the jumps
+    # one after another, only each fade's last value; then every faded step at once.
+    norm_src = tf.quat_normalize(pose_rotations[srcs].astype(np.float64))
+    conj_dst = tf.quat_conjugate(tf.quat_normalize(pose_rotations[dsts].astype(np.float64)))
+    starts = []
+    for i, (a, b) in enumerate(zip(jumps, ends)):
         # What was playing would have continued to nxt[rows[a - 1]] at this instant:
         # the new offset is what was shown (with the offset still fading) less the new row.
         src, r = srcs[i], dsts[i]
-        shown = tf.quat_mul(tf.quat_from_rotvec(x), tf.quat_normalize(pose_rotations[src].astype(np.float64)))
-        x = tf.quat_to_rotvec(tf.quat_mul(shown, tf.quat_conjugate(tf.quat_normalize(
-            pose_rotations[r].astype(np.float64)))))
+        shown = tf.quat_mul(tf.quat_from_rotvec(x), norm_src[i])
+        x = tf.quat_to_rotvec(tf.quat_mul(shown, conj_dst[i]))
         v = (av_src[i] + v) - av_dst[i]
         px = (pose_locations[src, hips] + px) - pose_locations[r, hips]
         pv = (lin[src] + pv) - lin[r]
-        # The jump's own step shows the whole offset (what was playing, one data
-        # step on); the fade starts from there (the last value carries on).
-        t = np.arange(0, b - a + 1) * dt
-        # decay_spring of the rotations and of the hips' location: one decay factor for both,
-        # but for the joints whose offset would fade faster than ``fade_speeds`` allow.
-        y = halflife_to_damping(halflife)
+        # Each joint's rate: ``y``, or slower for an offset that would turn it too fast.
+        yj = fade_rates(x, y, fade_speeds)
+        starts.append((x, v, px, pv, yj))
+        # The fade's value at its end, b - a steps on (the next jump starts from it).
+        t = float(b - a) * dt
+        e = same_everywhere.exp_float(-y * t)
+        x, v = spring_floats(x, v, 0.0, yj[:, None], same_everywhere.exp(-yj * t)[:, None], t)
+        px, pv = spring_floats(px, pv, 0.0, y, e, t)
+    if len(jumps):
+        # decay_spring of the rotations and of the hips' location: one decay factor for
+        # both. The jump's own step shows the whole offset (what was playing, one data
+        # step on); the fade starts from there.
+        k = np.concatenate([np.arange(0, b - a) for a, b in zip(jumps, ends)])
+        piece = np.repeat(np.arange(len(jumps)), ends - jumps)
+        steps = np.repeat(jumps, ends - jumps) + k
+        t = k * dt
         e = same_everywhere.exp(-y * t)
-        xs, vs = spring_floats(x[None], v[None], 0.0, y, e[:, None, None], t[:, None, None])
-        if fade_speeds is not None:
-            _fade_slower(xs, vs, x, v, y, t, fade_speeds)
-        ps, pvs = spring_floats(px[None], pv[None], 0.0, y, e[:, None], t[:, None])
-        rots[a:b] = tf.quat_mul(tf.quat_from_rotvec(xs[:-1]), rots[a:b])
-        locs[a:b, hips] += ps[:-1]
-        x, v, px, pv = xs[-1], vs[-1], ps[-1], pvs[-1]
+        x0, v0, p0, pv0, y0 = (np.array(part)[piece] for part in zip(*starts))
+        ej = same_everywhere.exp(-y0 * t[:, None])
+        xs, _ = spring_floats(x0, v0, 0.0, y0[:, :, None], ej[:, :, None], t[:, None, None])
+        ps, _ = spring_floats(p0, pv0, 0.0, y, e[:, None], t[:, None])
+        rots[steps] = tf.quat_mul(tf.quat_from_rotvec(xs), rots[steps])
+        locs[steps, hips] += ps
     return locs, rots
 
 
 MAX_FADE_STRETCH = 4.0    # a joint's fade lasts at most this many times the inertialization half-life
 
 
-def _fade_slower(xs, vs, x, v, y, t, fade_speeds):
-    """In place: the fades ``xs``, ``vs`` (T, J, 3) of the joints whose offset ``x``
-    (J, 3) would turn faster than ``fade_speeds`` (J,) redone with a slower rate.
-    Without its velocity, a critically damped offset turns fastest at ``t = 1/y``,
-    at ``y |x| / E``; the rate is lowered to ``E fade_speed / |x|`` (not below
-    ``y / MAX_FADE_STRETCH``)."""
+def fade_rates(x, y, fade_speeds):
+    """(J,) each joint's fade rate for offsets ``x`` (J, 3): ``y``, but for the
+    joints whose offset would turn faster than ``fade_speeds`` (J,) rad/s (None:
+    no limit). Without its velocity, a critically damped offset turns fastest at
+    ``t = 1/y``, at ``y |x| / E``; the rate is lowered to ``E fade_speed / |x|``
+    (not below ``y / MAX_FADE_STRETCH``)."""
+    rates = np.full(len(x), y)
+    if fade_speeds is None:
+        return rates
     size = tf.row_norm(x)
     slow = np.flatnonzero(y * size > math.e * fade_speeds)
-    if not len(slow):
-        return
-    ys = np.maximum(math.e * fade_speeds[slow] / size[slow], y / MAX_FADE_STRETCH)
-    e = same_everywhere.exp(-ys[None, :] * t[:, None])
-    xs[:, slow], vs[:, slow] = spring_floats(x[None, slow], v[None, slow], 0.0, ys[None, :, None], e[:, :, None],
-                                             t[:, None, None])
+    rates[slow] = np.maximum(math.e * fade_speeds[slow] / size[slow], y / MAX_FADE_STRETCH)
+    return rates
 
 
 def pose_root_bone(skeleton, locs, rots, root_pos, root_yaw):
@@ -108,13 +122,18 @@ def pose_root_bone(skeleton, locs, rots, root_pos, root_yaw):
 def forward_kinematics(skeleton, locs, rots, joints=None):
     """Armature-space bone matrices (S, J, 4, 4) of pose channels (S, J, 3) and (S, J, 4).
     ``joints`` (default all): only these bones and their ancestors are computed
-    (the others are NaN); each computed one is what the whole pose gives, bit for bit."""
-    if joints is None:
-        return tf.pose_fk(skeleton.parents, None, tf.compose(locs, tf.quat_to_matrix(rots)), skeleton.offsets)
-    need = tf.with_ancestors(skeleton.parents, joints)
-    basis = np.empty(np.shape(locs)[:2] + (4, 4))      # the joints not computed are never read
-    basis[:, need] = tf.compose(np.asarray(locs)[:, need], tf.quat_to_matrix(np.asarray(rots)[:, need]))
-    return tf.pose_fk(skeleton.parents, None, basis, skeleton.offsets, joints=need)
+    (the others are NaN); each computed one is what the whole pose gives, bit for bit.
+    Made with the steps last (tf.pose_fk_frames_last)."""
+    need = list(range(len(skeleton.parents))) if joints is None else tf.with_ancestors(skeleton.parents, joints)
+    locs, rots = np.asarray(locs)[:, need], np.asarray(rots)[:, need]
+    # tf.compose(locs, tf.quat_to_matrix(rots)), built with the steps last.
+    q = tf.quat_normalize(rots)
+    basis = np.zeros((len(need), 4, 4, len(q)))
+    for k, e in enumerate(tf.rotation_elements(*(q[:, :, c].T for c in range(4)))):
+        basis[:, k // 3, k % 3] = e
+    basis[:, :3, 3] = np.moveaxis(locs, 0, -1)
+    basis[:, 3, 3] = 1.0
+    return tf.pose_fk_frames_last(skeleton.parents, skeleton.offsets, basis, need)
 
 
 def leg_joints(skeleton):

@@ -120,21 +120,33 @@ def blend_poses(pose_locations, pose_rotations, rows, phase, nxt):
     return l0 * (1.0 - a) + l1 * a, tf.quat_normalize(q0 * (1.0 - a) + q1 * a)
 
 
-def warped_rows(pose_locations, pose_rotations, rows, phase, rate, nxt):
+def warped_rows(pose_locations, pose_rotations, rows, phase, rate, nxt, jumped=None):
     """Stand-in rows for the inertialization (core.bake): per step, its blended
     pose and where playing on would be one and two steps later, so the pose's
     velocity and what a jump leaves are those of the warped playback. Returns
-    (locations (3S, J, 3), rotations (3S, J, 4), the step's rows (S,), the next
-    row of each (3S,))."""
+    (locations (n, J, 3), rotations (n, J, 4), the step's rows (S,), the next
+    row of each (n,)). ``jumped`` (S,) bools: the later positions are made only
+    where a jump reads them (the steps before a jump and the jumps' own), the
+    others standing at their own end; None: on every step."""
     S = len(rows)
-    locs = np.empty((3 * S,) + pose_locations.shape[1:])
-    rots = np.empty((3 * S,) + pose_rotations.shape[1:])
-    for k in range(3):
-        r, ph = offset_positions(rows, phase, k * np.asarray(rate, dtype=np.float64), nxt)
-        locs[k::3], rots[k::3] = blend_poses(pose_locations, pose_rotations, r, ph, nxt)
-    vnxt = np.arange(3 * S) + 1
-    vnxt[2::3] -= 1                          # the third stands at its own end
-    return locs, rots, np.arange(S) * 3, vnxt
+    rate = np.asarray(rate, dtype=np.float64)
+    if jumped is None:
+        need = np.arange(S)
+    else:
+        at = np.flatnonzero(np.asarray(jumped)[1:]) + 1
+        need = np.unique(np.concatenate([at - 1, at]))
+    n = len(need)
+    locs = np.empty((S + 2 * n,) + pose_locations.shape[1:])
+    rots = np.empty((S + 2 * n,) + pose_rotations.shape[1:])
+    locs[:S], rots[:S] = blend_poses(pose_locations, pose_rotations, rows, phase, nxt)
+    for k in (1, 2):
+        r, ph = offset_positions(rows[need], phase[need], k * rate[need], nxt)
+        part = slice(S + (k - 1) * n, S + k * n)
+        locs[part], rots[part] = blend_poses(pose_locations, pose_rotations, r, ph, nxt)
+    vnxt = np.arange(S + 2 * n)
+    vnxt[need] = S + np.arange(n)                # a step, then one step later, then two (which stands at its end)
+    vnxt[S:S + n] = S + n + np.arange(n)
+    return locs, rots, np.arange(S), vnxt
 
 
 def nearest_rows(rows, phase, nxt):

@@ -36,10 +36,13 @@ def _dot(a, b):
 
 
 def _unit(v, fallback):
-    """``v`` normalised, or ``fallback`` (already unit) where ``v`` is too short."""
+    """``v`` normalised, or ``fallback`` (already unit; or a function making it,
+    called only when needed) where ``v`` is too short."""
     n = _norm(v)
     ok = n > _TINY
-    return np.where(ok, v / np.where(ok, n, 1.0), fallback)
+    if ok.all():
+        return v / n        # np.where's result when every row is long enough
+    return np.where(ok, v / np.where(ok, n, 1.0), fallback() if callable(fallback) else fallback)
 
 
 def _any_perpendicular(u):
@@ -54,7 +57,7 @@ def _any_perpendicular(u):
 def _perp_unit(v, u):
     """Unit component of ``v`` perpendicular to unit ``u`` (any perpendicular when
     ``v`` is along ``u``)."""
-    return _unit(v - _dot(v, u) * u, _any_perpendicular(u))
+    return _unit(v - _dot(v, u) * u, lambda: _any_perpendicular(u))
 
 
 def _rotate(v, axis, angle):
@@ -67,7 +70,9 @@ def _frame(e, n):
     """Rotation matrix whose columns are ``e``, the part of ``n`` perpendicular to
     ``e`` (normalised) and their cross product. ``e`` is unit."""
     n = _perp_unit(n, e)
-    return np.stack([e, n, cross3(e, n)], axis=-1)
+    out = np.empty(e.shape + (3,))       # np.stack([e, n, e x n], axis=-1)
+    out[..., 0], out[..., 1], out[..., 2] = e, n, cross3(e, n)
+    return out
 
 
 def two_bone_ik(hip, knee, ankle, target, pole, max_extension=0.9999,
@@ -93,9 +98,9 @@ def two_bone_ik(hip, knee, ankle, target, pole, max_extension=0.9999,
     - Degenerate input (zero-length bones, target on the hip, straight leg, pole
       along the leg) gives finite rotations; no NaN is produced from finite input.
     """
-    hip, knee, ankle, target, pole = np.broadcast_arrays(
-        *[np.asarray(v, dtype=np.float64) for v in (hip, knee, ankle, target, pole)])
-    down = np.broadcast_to(np.array([0.0, 0.0, -1.0]), hip.shape)
+    hip, knee, ankle, target, pole = [np.asarray(v, dtype=np.float64) for v in (hip, knee, ankle, target, pole)]
+    if not hip.shape == knee.shape == ankle.shape == target.shape == pole.shape:
+        hip, knee, ankle, target, pole = np.broadcast_arrays(hip, knee, ankle, target, pole)
 
     thigh = knee - hip
     shin = ankle - knee
@@ -103,15 +108,15 @@ def two_bone_ik(hip, knee, ankle, target, pole, max_extension=0.9999,
     b = _norm(shin)
 
     # Current leg: direction to the ankle u0 and the side w0 the knee bends toward.
-    u0 = _unit(ankle - hip, _unit(thigh, down))
+    u0 = _unit(ankle - hip, lambda: _unit(thigh, np.broadcast_to(np.array([0.0, 0.0, -1.0]), hip.shape)))
     knee_side = thigh - _dot(thigh, u0) * u0
     bent = _norm(knee_side) > straight_tolerance * np.maximum(a, _TINY)
-    w0 = np.where(bent, _unit(knee_side, u0), _perp_unit(pole, u0))
+    side_p = _perp_unit(pole, u0)
+    w0 = np.where(bent, _unit(knee_side, u0), side_p)
     if pole_blend > 0:
         # A knee bent backwards (against the pole) counts only by its sideways
         # part: blending a backward side with the pole's would pass through no
         # side at all and flip the knee between the two from one step to the next.
-        side_p = _perp_unit(pole, u0)
         knee_side = knee_side - np.minimum(_dot(knee_side, side_p), 0.0) * side_p
         own = knee_side / (pole_blend * np.maximum(a, _TINY))
         own = own / np.maximum(_norm(own), 1.0)        # its share: up to 1 at pole_blend * thigh off the line

@@ -65,8 +65,12 @@ def _pairwise(x, start, n):
             res += x[i]
         return res
     if n <= PAIRWISE_BLOCK:
-        r = [x[start + j].copy() for j in range(8)]
-        i = 8
+        if n - n % 8 > 8:      # the first additions make the eight running sums (no copies first)
+            r = [x[start + j] + x[start + 8 + j] for j in range(8)]
+            i = 16
+        else:
+            r = [x[start + j].copy() for j in range(8)]
+            i = 8
         while i < n - n % 8:
             for j in range(8):
                 r[j] += x[start + i + j]

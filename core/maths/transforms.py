@@ -17,7 +17,7 @@ def cross3(a, b):
     (``a1 b2 - a2 b1``, ...), so the same bits."""
     a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
     b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out = np.empty(a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape))
     out[..., 0] = a1 * b2 - a2 * b1
     out[..., 1] = a2 * b0 - a0 * b2
     out[..., 2] = a0 * b1 - a1 * b0
@@ -50,7 +50,7 @@ def quat_mul(a, b):
     b = np.asarray(b, dtype=np.float64)
     aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
     bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
-    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out = np.empty(a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape))
     out[..., 0] = aw * bw - ax * bx - ay * by - az * bz
     out[..., 1] = aw * bx + ax * bw + ay * bz - az * by
     out[..., 2] = aw * by - ax * bz + ay * bw + az * bx
@@ -86,16 +86,19 @@ def quat_unroll(q, axis=0):
 def quat_to_matrix(q):
     """Unit quaternions (..., 4) to rotation matrices (..., 3, 3)."""
     q = quat_normalize(q)
-    w, x, y, z = np.moveaxis(q, -1, 0)
+    m = np.stack(rotation_elements(*np.moveaxis(q, -1, 0)), axis=-1)
+    return m.reshape(q.shape[:-1] + (3, 3))
+
+
+def rotation_elements(w, x, y, z):
+    """The nine elements (row by row) of the rotation matrix of the unit quaternion
+    with components ``w, x, y, z`` (arrays of any one shape)."""
     xx, yy, zz = x * x, y * y, z * z
     xy, xz, yz = x * y, x * z, y * z
     wx, wy, wz = w * x, w * y, w * z
-    m = np.stack([
-        1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy),
-        2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx),
-        2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy),
-    ], axis=-1)
-    return m.reshape(q.shape[:-1] + (3, 3))
+    return [1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy),
+            2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx),
+            2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy)]
 
 
 def matrix_to_quat(m):
@@ -116,7 +119,6 @@ def matrix_to_quat(m):
     ], axis=-1)
     pick = np.argmax(cand, axis=-1)
     s = np.sqrt(np.maximum(cand[np.arange(len(m)), pick], 1e-300))  # = 2|component|
-    q = np.empty((len(m), 4))
     a = m[:, 2, 1] - m[:, 1, 2]
     b = m[:, 0, 2] - m[:, 2, 0]
     c = m[:, 1, 0] - m[:, 0, 1]
@@ -125,20 +127,30 @@ def matrix_to_quat(m):
     f = m[:, 1, 2] + m[:, 2, 1]
     # s = 2 |pivot|; the pivot is s/2 and each other component is an
     # off-diagonal sum or difference divided by 4 * pivot = 2 s.
-    t = 2.0 * s
-    rows = [
-        (s / 2, a / t, b / t, c / t),
-        (a / t, s / 2, d / t, e / t),
-        (b / t, d / t, s / 2, f / t),
-        (c / t, e / t, f / t, s / 2),
-    ]
-    for k in range(4):
-        sel = pick == k
-        if np.any(sel):
-            q[sel] = np.stack([r[sel] for r in rows[k]], axis=-1)
+    parts = (s, 2.0 * s, a, b, c, d, e, f)
+    if len(m) and pick.min() == pick.max():     # one pivot for all (small turns: w), made alone
+        q = np.stack(_pivot_components(pick[0], *parts), axis=-1)
+    else:
+        q = np.empty((len(m), 4))
+        for k in range(4):
+            sel = np.flatnonzero(pick == k)
+            if len(sel):        # the same divisions, of the matrices that pick this pivot only
+                q[sel] = np.stack(_pivot_components(k, *(v[sel] for v in parts)), axis=-1)
     q = quat_normalize(q)
     q[q[:, 0] < 0] *= -1.0
     return q.reshape(shape + (4,))
+
+
+def _pivot_components(k, s, t, a, b, c, d, e, f):
+    """(w, x, y, z) of :func:`matrix_to_quat` for pivot ``k`` (0: w ... 3: z),
+    ``s`` twice the pivot, ``t = 2 s``, ``a``-``f`` the off-diagonal sums and differences."""
+    if k == 0:
+        return s / 2, a / t, b / t, c / t
+    if k == 1:
+        return a / t, s / 2, d / t, e / t
+    if k == 2:
+        return b / t, d / t, s / 2, f / t
+    return c / t, e / t, f / t, s / 2
 
 
 def quat_from_axis_angle(axis, angle):
@@ -299,21 +311,46 @@ def pose_fk(parents, rest, basis, offsets=None, joints=None):
     these bones and their ancestors are computed, the others are NaN.
     """
     parents = np.asarray(parents)
-    rest = np.asarray(rest, dtype=np.float64)
-    basis = np.asarray(basis, dtype=np.float64)
     if offsets is None:
         offsets = rest_offsets_from_matrices(parents, rest)
-    if joints is None:
-        out, order = np.empty_like(basis), range(len(parents))
-    else:       # the others are left NaN (the same arrays' shapes, so the same matrix products)
-        out, order = np.full_like(basis, np.nan), with_ancestors(parents, joints)
-    for j in order:
+    order = list(range(len(parents))) if joints is None else with_ancestors(parents, joints)
+    basis = np.asarray(basis, dtype=np.float64)
+    # The frames last: (n, 4, 4, F), each element of a joint's matrices one run of frames.
+    return pose_fk_frames_last(parents, offsets, np.moveaxis(basis, 0, -1)[order], order)
+
+
+def pose_fk_frames_last(parents, offsets, basis_t, order):
+    """:func:`pose_fk` of the joints ``order`` (with their ancestors, parents
+    first), their basis matrices ``basis_t`` (len(order), 4, 4, F) holding the
+    frames last. Returns (F, J, 4, 4) (the joints not in ``order`` NaN). The
+    products are :func:`mm4`'s, term for term in the same order, so the bits are
+    the same; they are made with the frames last (each operation runs along the
+    frames rather than along four elements) and copied back once, so callers get
+    the layout they always had (a sum over an axis, or ``@``, may round
+    differently on another layout)."""
+    offsets = np.asarray(offsets, dtype=np.float64)
+    order = list(order)
+    out = np.empty((len(parents), 4, 4, basis_t.shape[-1]))
+    if len(order) < len(parents):
+        out[sorted(set(range(len(parents))) - set(order))] = np.nan
+    step, term = np.empty(out.shape[1:]), np.empty(out.shape[1:])
+    for b, j in zip(basis_t, order):
         p = parents[j]
         if p < 0:
-            out[:, j] = mm4(offsets[j], basis[:, j])
+            _mm4_last(offsets[j][:, :, None], b, out[j], term)
         else:
-            out[:, j] = mm4(mm4(out[:, p], offsets[j]), basis[:, j])
-    return out
+            _mm4_last(out[p], offsets[j][:, :, None], step, term)
+            _mm4_last(step, b, out[j], term)
+    return np.ascontiguousarray(np.moveaxis(out, -1, 0))
+
+
+def _mm4_last(a, b, out, term):
+    """:func:`mm4` of matrices (4, 4, ...) with the matrix axes first, into
+    ``out``; ``term`` (the shape of ``out``) is scratch."""
+    np.multiply(a[:, 0, None], b[None, 0], out=out)
+    for k in (1, 2, 3):
+        np.multiply(a[:, k, None], b[None, k], out=term)
+        np.add(out, term, out=out)
 
 
 def mm4(a, b):

@@ -101,7 +101,8 @@ class FootLock:
             raise FootLockError("The toe position needs x, y and z (got %d values)." % len(toe))
         if not np.all(np.isfinite(toe)):
             raise FootLockError("The toe position contains values that are not numbers.")
-        return self._advance(contact, toe, toe_speed, dt)
+        wanted, locked = self._advance(contact, toe, toe_speed, dt)
+        return np.asarray(wanted, dtype=np.float64), locked
 
     def _decay(self, dt):
         """The release offset one step of ``dt`` on: :func:`decay_spring` computed
@@ -115,13 +116,15 @@ class FootLock:
         return [p for p, _ in pv], [v for _, v in pv]      # lists between decays; numpy takes them as they are
 
     def _advance(self, contact, toe, toe_speed, dt):
-        """:meth:`step` on checked input (``toe`` a finite float64 vector)."""
+        """:meth:`step` on checked input (``toe`` a finite float64 vector); the
+        wanted toe may come back as a list (run_foot_lock_kept stores it in an array)."""
         if self.offset is None or len(self.offset) != len(toe):
             self.offset, self.offset_vel = np.zeros(len(toe)), np.zeros(len(toe))
-        toe_vel = np.zeros(len(toe)) if self._prev_toe is None else (toe - self._prev_toe) / dt
+        prev = self._prev_toe
         if toe_speed is not None:
             speed = float(toe_speed)
-        elif self._prev_toe is not None:
+        elif prev is not None:
+            toe_vel = (toe - prev) / dt
             speed = float(np.sqrt(toe_vel[0] ** 2 + toe_vel[1] ** 2 + toe_vel[2] ** 2))
         else:
             speed = np.inf  # first frame, nothing to measure from: do not lock yet
@@ -142,7 +145,7 @@ class FootLock:
             # Release: the output stays on the pinned point for this frame and at rest
             # (offset velocity = -toe velocity); the decay takes it from there.
             self.offset = held - toe
-            self.offset_vel = -toe_vel
+            self.offset_vel = -(np.zeros(len(toe)) if prev is None else (toe - prev) / dt)
             if self.on_contact:
                 self.offset_vel[2] = 0.0
             self._wait_lift = bool(contact)
@@ -151,16 +154,17 @@ class FootLock:
             return toe + self.offset, False
 
         self.offset, self.offset_vel = self._decay(dt)
-        wanted = toe + self.offset
+        # toe + offset, on Python floats (the offset is a list here; the same sums).
+        wanted = [t + o for t, o in zip(toe.tolist(), self.offset)]
         if contact and ((self.on_contact and not self._wait_lift) or (speed < self.lock_speed
                                             and np.linalg.norm(self.offset[:3]) < self.relock_offset)):
             # Pin where the output is now, so a lock during a blend-out does not pop.
             self.locked = True
-            self.pinned = wanted.copy()
+            self.pinned = np.array(wanted)
             self.offset = np.zeros(len(toe))
             self.offset_vel = np.zeros(len(toe))
             self.lock_count += 1
-            return wanted, True
+            return self.pinned.copy(), True
         return wanted, False
 
 

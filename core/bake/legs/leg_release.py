@@ -81,8 +81,9 @@ def chain_points(parent_world, offsets, locs, rots):
     first bone's parent's pose, ``offsets`` (k, 4, 4), channels (n, k, 3/4)."""
     m = parent_world
     heads, mats = [], []
+    basis = tf.compose(locs, tf.quat_to_matrix(rots))      # every bone's at once (each matrix its own maths)
     for b in range(offsets.shape[0]):
-        m = m @ offsets[b] @ tf.compose(locs[:, b], tf.quat_to_matrix(rots[:, b]))
+        m = m @ offsets[b] @ basis[:, b]
         heads.append(m[:, :3, 3])
         mats.append(m[:, :3, :3])
     return np.stack(heads, axis=1), np.stack(mats, axis=1)

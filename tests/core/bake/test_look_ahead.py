@@ -136,8 +136,8 @@ def test_a_look_ahead_out_of_range_is_refused():
 
 def test_pricing_jumps_only_where_they_can_matter_chooses_as_pricing_all(turn_or_straight, monkeypatch):
     # The candidates' jump costs are priced for the rows whose feature cost leaves
-    # them a chance (matching.PRUNE_FACTOR times the candidates); pricing every row
-    # must choose the same rows, step by step.
+    # them a chance (matching.PRUNE_FACTOR times the candidates, or that times more
+    # when those cannot show it); pricing every row must choose the same rows, step by step.
     path = _straight_path(6.0)
     path[:, 0] += 0.4 * np.sin(2.0 * np.arange(len(path)) / FPS)     # weaving: many searches and jumps
     monkeypatch.setattr(matching, "PRUNE_FACTOR", 2)                     # prune hard (48 of the rows)
@@ -146,13 +146,76 @@ def test_pricing_jumps_only_where_they_can_matter_chooses_as_pricing_all(turn_or
 
     def counted(self, rows, cost, cur):
         out = original(self, rows, cost, cur)
-        priced.append(len(out[0]) < len(rows))
+        priced.append((len(out[0]), len(rows)))
         return out
 
     monkeypatch.setattr(matching.LookAheadMatcher, "_with_jump_costs", counted)
     pruned = _bake(turn_or_straight, path, look_ahead=1.0)
-    assert sum(priced) >= 3             # the pruned pricing was used, not only the fallback
+    few = la.CANDIDATES * 2
+    assert sum(k == few for k, _ in priced) >= 3              # the pruned pricing was used, not only the fallback
+    assert any(few < k < n for k, n in priced)                 # and more rows when the few could not show it
     monkeypatch.setattr(matching, "PRUNE_FACTOR", 10 ** 6)               # price every row
     full = _bake(turn_or_straight, path, look_ahead=1.0)
     assert pruned.jumped.sum() >= 3
     assert np.array_equal(pruned.rows, full.rows) and np.array_equal(pruned.rotations, full.rotations)
+
+
+def _future_cost_one_sum_at_a_time(ahead, rows, root, sim_pos, sim_yaw, s):
+    """LookAhead.future_cost as first written: the stance drifts' costs added one
+    term at a time from 0, the path error's changes by np.diff."""
+    from core.maths import springs
+    from core.maths import transforms as tf
+
+    T = la.TUNING
+    px, py, yaw = root
+    at = np.minimum(s + ahead.offsets, len(sim_pos) - 1)
+    c, sn = np.cos(yaw), np.sin(yaw)
+    fx, fy = ahead.fx[rows], ahead.fy[rows]
+    wx = px + c * fx - sn * fy - sim_pos[at, 0]
+    wy = py + sn * fx + c * fy - sim_pos[at, 1]
+    dyaw = springs.wrap_angle(yaw + ahead.fyaw[rows] - sim_yaw[at])
+    dead = ahead.offsets[None, :] >= ahead.run[rows][:, None]
+    e0 = np.array([px - sim_pos[s, 0], py - sim_pos[s, 1]])
+    M = len(ahead.offsets)
+    err = np.stack([wx, wy], axis=-1)
+    K = len(rows)
+    on = ahead.contacts[rows]
+    played = np.array(ahead.played_contacts)
+    drift = np.where((on & played)[:, :, None], np.asarray(ahead.drift)[None, :, :], 0.0)
+    future = ahead.ahead_contacts[rows]
+    kept = future & np.concatenate([on[:, None], future[:, :-1]], axis=1)
+    steps = np.diff(np.concatenate([np.broadcast_to(e0, (K, 1, 2)), err], axis=1), axis=1)
+    drifts = np.empty((M, K, 2, 2))
+    for j in range(M):
+        drift = drifts[j] = np.where(kept[:, j, :, None], drift + steps[:, j, None, :], 0.0)
+    over = np.maximum(tf.row_norm(drifts) - T.stance_drift_free, 0.0) / T.stance_drift_scale
+    terms = np.where(future.transpose(1, 0, 2), over * over, 0.0) / M
+    stance = np.zeros(K)
+    for f in range(2):
+        for j in range(M):
+            stance += terms[j, :, f]
+    return (np.add.reduce(wx * wx + wy * wy, axis=1) / M / T.path_error_scale ** 2
+            + np.add.reduce(np.maximum(np.abs(dyaw) - ahead.mend, 0.0) ** 2, axis=1) / M
+            / T.heading_error_scale ** 2
+            + T.dead_end_cost * (np.add.reduce(dead, axis=1, dtype=np.float64) / M) + stance)
+
+
+def test_future_cost_is_its_terms_added_one_at_a_time_bit_for_bit():
+    rng = np.random.default_rng(41)
+    clips = [_clip(6.0), _clip(6.0, turn_at=1.0)]
+    n = sum(len(p) for p, _ in clips)
+    # Stances and swings of a few tenths of a second, both feet.
+    contacts = np.repeat(rng.random((n // 30 + 1, 2)) < 0.8, 30, axis=0)[:n]
+    db, _, _, _, pos, quats = _database(clips, contacts)
+    ahead = la.LookAhead(db, pos, quats, np.ones(n, dtype=bool), FPS, 1.0)
+    sim_pos = np.cumsum(rng.normal(scale=0.05, size=(400, 3)), axis=0)
+    sim_yaw = np.cumsum(rng.normal(scale=0.02, size=400))
+    for trial in range(20):
+        ahead.played_contacts = rng.random(2) < 0.6
+        ahead.drift = rng.normal(scale=0.3, size=(2, 2)).tolist()
+        rows = rng.choice(n, size=25, replace=False)
+        s = int(rng.integers(0, 400))
+        root = (float(sim_pos[s, 0]) + rng.normal(scale=0.1), float(sim_pos[s, 1]), float(sim_yaw[s]) + 0.1)
+        want = _future_cost_one_sum_at_a_time(ahead, rows, root, sim_pos, sim_yaw, s)
+        got = ahead.future_cost(rows, root, sim_pos, sim_yaw, s)
+        assert got.tobytes() == want.tobytes()

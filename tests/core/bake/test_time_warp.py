@@ -186,7 +186,7 @@ def test_the_knob_off_gives_the_bake_before_time_warping(monkeypatch):
     # figures taken from that code on numpy 1.26 and 2.x.
     monkeypatch.setattr(twp, "TimeWarp", None)      # off: the warp is never made
     # The fade limit of large jump offsets came later (tests/core/bake/test_rotation_spikes.py).
-    monkeypatch.setattr(pose, "_fade_slower", lambda *args: None)
+    monkeypatch.setattr(pose, "fade_rates", lambda x, y, _speeds: np.full(len(x), y))
     off = _bake(_database(20.0, varied=True), _path(1.2 * SPEED, weave=0.3), time_warp=0.0)
     assert (int(off.rows.sum()), int(off.jumped.sum()), int(off.searched.sum())) == OLD_ROWS
     assert float(np.abs(off.root_pos).sum()) == pytest.approx(OLD_ROOT, abs=1e-9)

@@ -161,3 +161,22 @@ def test_broadcasting_a_single_leg_and_many_targets():
     assert hd.shape == (7, 4)
     _, _, a2 = apply_two_bone_ik(hip, knee, ankle, hd, kd)
     np.testing.assert_allclose(a2, targets, atol=1e-12)
+
+
+def test_each_leg_of_a_batch_is_solved_as_alone_bit_for_bit():
+    # Degenerate legs (their fallback directions used) among ordinary ones: each
+    # leg's deltas are the bits of that leg solved alone (fallbacks are made only
+    # for a batch that needs them; each row's maths is its own).
+    rng, hip, knee, ankle = random_legs(12, seed=4)
+    target = ankle + rng.normal(size=(12, 3)) * 0.1
+    pole = np.tile(FORWARD, (12, 1))
+    knee[2] = hip[2]                                     # zero thigh
+    ankle[5] = knee[5]                                   # zero shin
+    target[7] = hip[7]                                   # target on the hip
+    knee[9] = hip[9] + 0.5 * (ankle[9] - hip[9])         # straight leg ...
+    pole[9] = ankle[9] - hip[9]                          # ... with the pole along it
+    both = two_bone_ik(hip, knee, ankle, target, pole, pole_blend=0.15)
+    for i in range(12):
+        alone = two_bone_ik(hip[i:i + 1], knee[i:i + 1], ankle[i:i + 1], target[i:i + 1], pole[i:i + 1],
+                            pole_blend=0.15)
+        assert all(b[i:i + 1].tobytes() == a.tobytes() for a, b in zip(alone, both))

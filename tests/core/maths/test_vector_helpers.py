@@ -45,3 +45,18 @@ def test_matrix_to_quat_of_one_joint_is_its_slice_of_all_joints():
     every = matrix_to_quat(pose[:, :, :3, :3])
     for j in (0, 3, 22):
         assert matrix_to_quat(pose[:, j, :3, :3]).tobytes() == every[:, j].tobytes()
+
+
+def test_matrix_to_quat_of_each_matrix_is_that_matrix_alone_bit_for_bit():
+    # A batch whose matrices pick different pivots (w, x, y, z largest) and one
+    # that picks one pivot for all give each matrix the bits it gets alone.
+    from core.maths.transforms import matrix_to_quat, quat_to_matrix
+
+    rng = np.random.default_rng(9)
+    q = rng.normal(size=(40, 4))
+    for k in range(4):
+        q[10 * k:10 * k + 10, k] += 4.0 * np.sign(q[10 * k:10 * k + 10, k])     # ten of each pivot
+    for m in (quat_to_matrix(q), quat_to_matrix(q[:10])):
+        both = matrix_to_quat(m)
+        for i in range(len(m)):
+            assert both[i].tobytes() == matrix_to_quat(m[i])[None].tobytes()
