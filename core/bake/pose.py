@@ -82,7 +82,10 @@ def inertialize(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps, ha
         t = k * dt
         e = same_everywhere.exp(-y * t)
         x0, v0, p0, pv0, y0 = (np.array(part)[piece] for part in zip(*starts))
-        ej = same_everywhere.exp(-y0 * t[:, None])
+        # exp(-y0 t): the common rate's values, worked out again only where a joint fades slower.
+        ej = np.repeat(e[:, None], y0.shape[1], axis=1)
+        slow = y0 != y
+        ej[slow] = same_everywhere.exp(-y0[slow] * np.broadcast_to(t[:, None], y0.shape)[slow])
         xs, _ = spring_floats(x0, v0, 0.0, y0[:, :, None], ej[:, :, None], t[:, None, None])
         ps, _ = spring_floats(p0, pv0, 0.0, y, e[:, None], t[:, None])
         rots[steps] = tf.quat_mul(tf.quat_from_rotvec(xs), rots[steps])
