@@ -209,7 +209,7 @@ def write_keys(curves, frames, rows, interpolation="LINEAR", progress=None):
                 progress((k + 1) / len(curves))
 
 
-KEY_BLOCK = 1 << 18     # keys made ready at a time by write_keys (float32 keys and handles: 6 MB)
+KEY_BLOCK = 1 << 16     # keys made ready at a time by write_keys (float32 keys and handles: 1.5 MB)
 
 
 def _key_arrays(frames, dx, rows):

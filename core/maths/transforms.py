@@ -315,8 +315,16 @@ def pose_fk(parents, rest, basis, offsets=None, joints=None):
         offsets = rest_offsets_from_matrices(parents, rest)
     order = list(range(len(parents))) if joints is None else with_ancestors(parents, joints)
     basis = np.asarray(basis, dtype=np.float64)
-    # The frames last: (n, 4, 4, F), each element of a joint's matrices one run of frames.
-    return pose_fk_frames_last(parents, offsets, np.moveaxis(basis, 0, -1)[order], order)
+    out = np.empty(basis.shape[:1] + (len(parents), 4, 4))
+    # The frames last: (n, 4, 4, F), each element of a joint's matrices one run of frames;
+    # in blocks of frames, so that the copies in that layout stay small beside the pose.
+    for f0 in range(0, len(basis), FK_BLOCK):
+        block = np.moveaxis(basis[f0:f0 + FK_BLOCK], 0, -1)[order]
+        out[f0:f0 + FK_BLOCK] = pose_fk_frames_last(parents, offsets, block, order)
+    return out
+
+
+FK_BLOCK = 1024     # frames per block of pose_fk
 
 
 def pose_fk_frames_last(parents, offsets, basis_t, order):
