@@ -67,8 +67,8 @@ class MOTION_MATCHING_OT_add_controller(bpy.types.Operator):
                           "300:2); the motion after each stop comes later", default="")
     follow_curve_rotation: BoolProperty(name="Rotate With Curve", description="Turn the controller with the "
                                         "curve, its -Y axis along the path", default=False)
-    use_facing: BoolProperty(name="Use Rotation as Facing", description="The character faces where the "
-                             "controller's -Y axis points (for strafing: rotate or key the controller) instead of "
+    use_facing: BoolProperty(name="Use Rotation as Facing", description="The character faces the "
+                             "controller's -Y axis (for strafing: rotate or key the controller) instead of "
                              "where it goes", default=False)
     extend_scene_range: BoolProperty(name="Extend Scene Range", description="Move the scene's end frame so that "
                                      "the whole motion plays", default=True)

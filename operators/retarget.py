@@ -137,8 +137,7 @@ class MOTION_MATCHING_OT_load_bone_map(bpy.types.Operator, ImportHelper):
 
 
 class MOTION_MATCHING_OT_make_tpose(bpy.types.Operator):
-    """Store a T-pose on the active armature for retargeting: computed from its rest pose by turning the mapped
-limbs straight out (arms along X, legs down), its rest pose, or its pose on a frame"""
+    """Store a T-pose on the active armature for retargeting: computed (limbs turned straight out), its rest pose, or a frame"""
 
     bl_idname = "motion_matching.make_tpose"
     bl_label = "Make T-Pose"

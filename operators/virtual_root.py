@@ -17,8 +17,8 @@ class VirtualRootOptions:
     root_name: StringProperty(name="Root Name", description="Name of the new root bone", default="Root")
     smooth_root: BoolProperty(
         name="Smooth",
-        description=("Smooth the root's path and facing (Savitzky-Golay). Smoothing removes the hips' sway "
-                     "so trajectories are cleaner; it can move the root tens of centimetres from the hips"),
+        description=("Smooth the root's path and facing (Savitzky-Golay), leaving out the hips' sway; "
+                     "the root may stray centimetres from the hips"),
         default=True)
     position_window: FloatProperty(name="Position Window", description="Seconds the position smoothing window spans",
                                    default=0.5, min=0.05, soft_max=2.0, unit="TIME_ABSOLUTE")
@@ -50,7 +50,7 @@ class VirtualRootOptions:
 
 
 class MOTION_MATCHING_OT_add_virtual_root(bpy.types.Operator, VirtualRootOptions):
-    """Add a root bone on the ground under the hips, facing where they face, in its action and its listed clips"""
+    """Add a root bone on the ground under the hips, facing their way, in the action and listed clips"""
 
     bl_idname = "motion_matching.add_virtual_root"
     bl_label = "Add Virtual Root"

@@ -179,3 +179,43 @@ def test_the_report_panel_draws_one_shape():
     mm.last_bake_report = "[1, 2]"
     assert _report_labels() == ["The last report cannot be read."]
     mm.last_bake_report = ""
+
+
+def _long_tooltips(owner, rna, seen, out):
+    """(owner, property, words) of ``rna``'s properties whose tooltip runs past 20 words, through
+    the add-on's own nested property groups."""
+    if rna.identifier in seen:
+        return
+    seen.add(rna.identifier)
+    for prop in rna.properties:
+        if prop.identifier == "rna_type" or prop.identifier.startswith("bl_"):
+            continue
+        words = len((prop.description or "").split())
+        if words > 20:
+            out.append((owner, prop.identifier, words))
+        fixed = getattr(prop, "fixed_type", None)
+        if prop.type in ("POINTER", "COLLECTION") and fixed is not None \
+                and fixed.identifier.lower().startswith(("motionmatching", "motion_matching")):
+            _long_tooltips(owner + "." + prop.identifier, fixed, seen, out)
+
+
+def test_every_tooltip_is_at_most_20_words():
+    """Operators (their description and options) and the settings on the scene, armatures, actions
+    and objects: an animator reads each tooltip in one glance."""
+    seen, long = set(), []
+    operators = [name for name in dir(bpy.types) if name.startswith("MOTION_MATCHING_OT_")]
+    assert len(operators) > 20
+    for name in operators:
+        cls = getattr(bpy.types, name)
+        words = len((cls.__doc__ or "").split())
+        if words > 20:
+            long.append((name, "description", words))
+        op = getattr(bpy.ops.motion_matching, cls.bl_idname.split(".", 1)[1])
+        _long_tooltips(name, op.get_rna_type(), seen, long)
+    owners = (bpy.context.scene, bpy.data.armatures.new("TooltipProbe"), bpy.data.actions.new("TooltipProbe"),
+              bpy.data.objects.new("TooltipProbe", None))
+    groups = [o.motion_matching for o in owners if getattr(o, "motion_matching", None) is not None]
+    assert len(groups) >= 3
+    for group in groups:
+        _long_tooltips(group.bl_rna.identifier, group.bl_rna, seen, long)
+    assert not long, long
