@@ -70,7 +70,7 @@ def inertialize(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps, ha
         # The fade's value at its end, b - a steps on (the next jump starts from it).
         t = float(b - a) * dt
         e = same_everywhere.exp_float(-y * t)
-        x, v = spring_floats(x, v, 0.0, yj[:, None], same_everywhere.exp(-yj * t)[:, None], t)
+        x, v = spring_floats(x, v, 0.0, yj[:, None], _decays(yj, y, t, e)[:, None], t)
         px, pv = spring_floats(px, pv, 0.0, y, e, t)
     if len(jumps):
         # decay_spring of the rotations and of the hips' location: one decay factor for
@@ -82,15 +82,21 @@ def inertialize(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps, ha
         t = k * dt
         e = same_everywhere.exp(-y * t)
         x0, v0, p0, pv0, y0 = (np.array(part)[piece] for part in zip(*starts))
-        # exp(-y0 t): the common rate's values, worked out again only where a joint fades slower.
-        ej = np.repeat(e[:, None], y0.shape[1], axis=1)
-        slow = y0 != y
-        ej[slow] = same_everywhere.exp(-y0[slow] * np.broadcast_to(t[:, None], y0.shape)[slow])
-        xs, _ = spring_floats(x0, v0, 0.0, y0[:, :, None], ej[:, :, None], t[:, None, None])
+        xs, _ = spring_floats(x0, v0, 0.0, y0[:, :, None], _decays(y0, y, t, e)[:, :, None], t[:, None, None])
         ps, _ = spring_floats(p0, pv0, 0.0, y, e[:, None], t[:, None])
         rots[steps] = tf.quat_mul(tf.quat_from_rotvec(xs), rots[steps])
         locs[steps, hips] += ps
     return locs, rots
+
+
+def _decays(rates, y, t, common):
+    """``exp(-rates t)`` for each joint's rate (..., J) at times ``t`` (...):
+    ``common`` (``exp(-y t)``, shaped like ``t``) where a joint fades at the
+    common rate ``y``, worked out again only where it fades slower."""
+    out = np.repeat(np.asarray(common, dtype=np.float64)[..., None], rates.shape[-1], axis=-1)
+    slow = rates != y
+    out[slow] = same_everywhere.exp(-rates[slow] * np.broadcast_to(np.asarray(t)[..., None], rates.shape)[slow])
+    return out
 
 
 MAX_FADE_STRETCH = 4.0    # a joint's fade lasts at most this many times the inertialization half-life
