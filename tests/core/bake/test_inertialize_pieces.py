@@ -52,14 +52,21 @@ def _piece_by_piece(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps
     return locs, rots
 
 
-def test_inertialize_is_the_pieces_faded_in_turn_bit_for_bit():
-    rng = np.random.default_rng(31)
-    N, J, S = 400, 9, 300
+def _two_clips(rng, N, J, first_end):
+    """Random rows (float32 locations and wandering unit quaternions) of ``J`` joints in
+    two clips, rows 0..``first_end`` and the rest; returns (locations, rotations, next rows)."""
     pose_locations = rng.normal(scale=0.2, size=(N, J, 3)).astype(np.float32)
     pose_rotations = tf.quat_normalize(np.cumsum(rng.normal(scale=0.05, size=(N, J, 4)), axis=0)
                                        + [1.0, 0.0, 0.0, 0.0]).astype(np.float32)
     nxt = np.minimum(np.arange(1, N + 1), N - 1)
-    nxt[199] = 199                                   # two clips: 0-199, 200-399
+    nxt[first_end] = first_end
+    return pose_locations, pose_rotations, nxt
+
+
+def test_inertialize_is_the_pieces_faded_in_turn_bit_for_bit():
+    rng = np.random.default_rng(31)
+    N, J, S = 400, 9, 300
+    pose_locations, pose_rotations, nxt = _two_clips(rng, N, J, 199)
     # Rows played: pieces of 1 to 40 steps (jumps on consecutive steps among them).
     rows, jumped, r = [], [], 0
     for n in rng.integers(1, 40, size=60).tolist() + [1, 1, 1]:
@@ -94,11 +101,7 @@ def test_warped_stand_ins_only_where_jumps_read_them_give_the_same_pose():
 
     rng = np.random.default_rng(32)
     N, J, S = 300, 7, 240
-    pose_locations = rng.normal(scale=0.2, size=(N, J, 3)).astype(np.float32)
-    pose_rotations = tf.quat_normalize(np.cumsum(rng.normal(scale=0.05, size=(N, J, 4)), axis=0)
-                                       + [1.0, 0.0, 0.0, 0.0]).astype(np.float32)
-    nxt = np.minimum(np.arange(1, N + 1), N - 1)
-    nxt[149] = 149
+    pose_locations, pose_rotations, nxt = _two_clips(rng, N, J, 149)
     rows = rng.integers(0, N, size=S)
     phase = rng.random(S) * 0.99
     rate = 0.8 + 0.4 * rng.random(S)
