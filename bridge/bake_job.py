@@ -21,23 +21,28 @@ from . import bake as bake_bridge, scene_data
 @dataclass
 class BakeJob:
     """A bake set up: its step generator, the armature keyed, the retarget setup (None:
-    the database's own skeleton) and the database's note."""
+    the database's own skeleton), the database's note and the database."""
 
     steps: object
     target: object
     setup: object
     note: str
+    database: object = None
 
 
-def start(context, settings, controller="", armature="", frame_start=0, frame_end=0, tag_query="", scale=0.0):
-    """Check the input and set the bake up with core ``settings`` (empty or 0 arguments: the scene's)."""
+def start(context, settings, controller="", armature="", frame_start=0, frame_end=0, tag_query="", scale=0.0,
+          database=None):
+    """Check the input and set the bake up with core ``settings`` (empty or 0 arguments: the scene's).
+    ``database``: (MotionDatabase, note) from bridge.bake.ensure_database when the caller
+    has just checked it (Bake All, once for every pair), else checked here."""
     scene = context.scene
     fs = frame_start or scene.frame_start
     fe = frame_end or scene.frame_end
     query = tag_query or scene.motion_matching.tag_query
     ctrl = bake_bridge.controller_object(context, controller)
     target = bake_bridge.bake_target(context, armature)
-    database = bake_bridge.ensure_database(context)
+    if database is None:
+        database = bake_bridge.ensure_database(context)
     motion_database, note = database
     setup = None
     if bake_bridge.needs_retarget(target, skeleton_of(motion_database)):
@@ -45,7 +50,7 @@ def start(context, settings, controller="", armature="", frame_start=0, frame_en
     steps = bake_bridge.run_steps(context, ctrl, target, settings, tag_query=query, frame_start=fs, frame_end=fe,
                                   path_scale=setup.plan.scale if setup else 1.0,
                                   to_bake=bake_bridge.controller_matrix(setup) if setup else None, database=database)
-    return BakeJob(steps=steps, target=target, setup=setup, note=note)
+    return BakeJob(steps=steps, target=target, setup=setup, note=note, database=motion_database)
 
 
 def finish(context, job, output):

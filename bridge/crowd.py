@@ -126,10 +126,14 @@ def bake_pairs(context, pairs, settings, results):
     appending (armature name, BakeReport) to ``results`` as each pair is keyed and
     returning it. Stopped early (closed), the pairs already baked keep their keys
     and the one under way writes nothing."""
-    from . import bake_job
+    from . import bake as bake_bridge, bake_job
 
+    # Baking keys only the characters, never the database's inputs: its
+    # staleness is checked (and a rebuild done) once, for the first pair.
+    database = None
     for i, (ctrl, arm) in enumerate(pairs):
-        job = bake_job.start(context, settings, controller=ctrl.name, armature=arm.name)
+        job = bake_job.start(context, settings, controller=ctrl.name, armature=arm.name, database=database)
+        database = (job.database, "")
         steps = job.steps
         try:
             while True:

@@ -91,6 +91,34 @@ def test_bake_all_keys_each_pair_as_a_single_bake_would(take_on_path):
     assert all(np.array_equal(alone[k], baked[1][k]) for k in alone)
 
 
+def test_bake_all_checks_the_database_once(take_on_path):
+    """A stale database is rebuilt before the first pair, once; the database's
+    inputs are read once for the whole crowd, not once per pair."""
+    _crowd(take_on_path, count=3, lanes=3)
+    scene = bpy.context.scene
+    scene.frame_end = scene.frame_start + 40
+    scene.motion_matching.responsiveness = 1.2            # the database is now stale
+    build = H.addon_module("bridge.database_build")
+    calls = {"fingerprint": 0, "build": 0}
+    fingerprint, build_and_store = build.fingerprint, build.build_and_store
+
+    def counted(name, fn):
+        def call(*args, **kwargs):
+            calls[name] += 1
+            return fn(*args, **kwargs)
+        return call
+
+    build.fingerprint, build.build_and_store = counted("fingerprint", fingerprint), counted("build", build_and_store)
+    try:
+        assert bpy.ops.motion_matching.bake_all() == {"FINISHED"}
+    finally:
+        build.fingerprint, build.build_and_store = fingerprint, build_and_store
+    assert calls["build"] == 1
+    # The staleness check before the first pair, and the rebuild's own record of its inputs.
+    assert calls["fingerprint"] <= 2
+    assert not H.addon_module("bridge.handlers").is_stale(scene)
+
+
 def _bake_all_stand_in():
     op = bpy.types.MOTION_MATCHING_OT_bake_all
     members = {n: getattr(op, n) for n in ("begin_slices", "start_work", "finish_work", "stopped_work", "modal",
