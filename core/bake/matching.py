@@ -139,7 +139,7 @@ class LookAheadMatcher(Matcher):
         # The filter of :meth:`_within`: each row's squared length, and its error bound's factor.
         self.norms = same_everywhere.column_sums(self.features_t * self.features_t)
         self.err_scale = 4.0 * (2 * db.spec.dim + 4) * np.finfo(np.float64).eps
-        self.norm_err = self.err_scale * self.norms
+        self.norm_max = float(self.norms.max(initial=0.0))
         self.approx = np.empty(len(self.rows))
 
     def played(self, row, root, rate=1.0, moved_on=None):
@@ -207,24 +207,20 @@ class LookAheadMatcher(Matcher):
         """Sorted positions in ``rows`` of a set of rows that holds every row (not near) whose
         feature cost is at most the ``m``-th smallest: a filter by BLAS (its last bits may differ
         between machines, never the set's sufficiency). With x a row, q the query, S = ||x||^2 + ||q||^2
-        and D features: ||x||^2 - 2 x.q + ||q||^2 in floats is within (D + 2) eps S of the real
+        and D features, a = ||x||^2 - 2 x.q in floats plus ||q||^2 is within (D + 2) eps S of the real
         ||x - q||^2, and so is the cost worked out the old way (:meth:`_feature_costs`) (the usual
-        bounds for dot products and sums, |x.q| <= S / 2, ||x - q||^2 <= 2 S); ``err`` is four times
-        their sum. So the m-th smallest upper bound L is at least the m-th smallest cost, and a row
-        whose lower bound is past L costs more than L. None when fewer than ``m`` rows are not near."""
-        approx = np.dot(qn, self.features_t, out=self.approx)
-        nq = float(np.dot(qn, qn))
-        approx *= -2.0
+        bounds for dot products and sums, |x.q| <= S / 2, ||x - q||^2 <= 2 S). With E four times
+        their sum at the largest ||x||: the m-th smallest cost is at most a's m-th smallest + ||q||^2
+        + E, and a row whose a is past a's m-th smallest + 2 E costs more than that. None when
+        fewer than ``m`` rows are not near."""
+        approx = np.dot(qn * -2.0, self.features_t, out=self.approx)    # -2 x.q (the scaling is exact)
         approx += self.norms
-        approx += nq
-        err = self.norm_err + self.err_scale * nq
         if near is not None:
             approx[near[0]:near[1]][near[2]] = np.inf
-        upper = approx + err
-        limit = np.partition(upper, m - 1)[m - 1]
+        limit = np.partition(approx, m - 1)[m - 1]
         if not limit < np.inf:
             return None
-        return np.flatnonzero(np.subtract(approx, err, out=upper) <= limit)
+        return np.flatnonzero(approx <= limit + 2.0 * self.err_scale * (self.norm_max + float(np.dot(qn, qn))))
 
     def _jump_round(self, rows, cost, order, cur, few):
         """One round of :meth:`_with_jump_costs` (at most ``few`` rows priced): (positions in
