@@ -156,7 +156,7 @@ class LookAheadMatcher(Matcher):
         near = self._near(cur) if cur is not None and can_continue else None
         found = None if cur is None else self._pruned_jump_costs(qn, cur, near)
         if found is None:       # every row's feature cost
-            rows, cost, order = self.rows, self._feature_costs(qn, self.features_t), self.tie_rows
+            rows, cost, order = self.rows, self._feature_costs(qn), self.tie_rows
             if near is not None:
                 cost[near[0]:near[1]][near[2]] = np.inf
             if cur is not None:
@@ -182,14 +182,20 @@ class LookAheadMatcher(Matcher):
         lo, hi = np.searchsorted(self.rows, (cur - self.window, cur + self.window + 1))
         return lo, hi, self.row_clips[lo:hi] == self.db.clip_index[cur]
 
-    def _feature_costs(self, qn, features_t):
-        """(K,) the feature cost of each column of ``features_t`` (D, K): the same bits whichever
-        columns are asked for (elementwise operations, then each column's own fixed sum)."""
+    def _feature_costs(self, qn):
+        """(N,) the feature cost of every allowed row."""
         # Into one buffer kept for every search (a new one each time costs the memory's first touch).
-        d = np.subtract(features_t, qn[:, None], out=self.squares[:, :features_t.shape[1]])
+        d = np.subtract(self.features_t, qn[:, None], out=self.squares)
         np.multiply(d, d, out=d)
         # np.add.reduce's summation order over each row's features (einsum's depends on the SIMD code).
         return same_everywhere.column_sums(d)
+
+    def _costs_of(self, qn, keep):
+        """(K,) :meth:`_feature_costs` of the allowed rows at ``keep`` (the same bits: the sum
+        column_sums stands for, row by row; few rows, so fewer numpy calls)."""
+        d = np.subtract(self.db.features[self.rows[keep]], qn)     # float64, as the features' copy
+        np.multiply(d, d, out=d)
+        return np.add.reduce(d, axis=1)
 
     def _pruned_jump_costs(self, qn, cur, near):
         """What :meth:`_with_jump_costs` returns in its first round (the same arrays), the feature
@@ -199,7 +205,7 @@ class LookAheadMatcher(Matcher):
         keep = self._within(qn, near, few + 1) if len(self.rows) > few else None
         if keep is None:
             return None
-        cost = self._feature_costs(qn, np.take(self.features_t, keep, axis=1))
+        cost = self._costs_of(qn, keep)
         found = self._jump_round(self.rows[keep], cost, self.tie_rows[keep], cur, few)
         return None if found is None else found[1:]
 
@@ -208,7 +214,7 @@ class LookAheadMatcher(Matcher):
         feature cost is at most the ``m``-th smallest: a filter by BLAS (its last bits may differ
         between machines, never the set's sufficiency). With x a row, q the query, S = ||x||^2 + ||q||^2
         and D features, a = ||x||^2 - 2 x.q in floats plus ||q||^2 is within (D + 2) eps S of the real
-        ||x - q||^2, and so is the cost worked out the old way (:meth:`_feature_costs`) (the usual
+        ||x - q||^2, and so is the cost worked out exactly (:meth:`_feature_costs`) (the usual
         bounds for dot products and sums, |x.q| <= S / 2, ||x - q||^2 <= 2 S). With E four times
         their sum at the largest ||x||: the m-th smallest cost is at most a's m-th smallest + ||q||^2
         + E, and a row whose a is past a's m-th smallest + 2 E costs more than that. None when

@@ -137,7 +137,7 @@ def test_the_filter_keeps_every_row_up_to_the_mth_cost():
     m = _matcher(rng, db, pos, quats, 1.0, 0.0)
     for _ in range(50):
         qn = _query(rng, pool, m)
-        exact = m._feature_costs(qn, m.features_t)
+        exact = m._feature_costs(qn)
         k = int(rng.integers(1, 300))
         keep = m._within(qn, None, k)
         assert np.all(np.diff(keep) > 0)
