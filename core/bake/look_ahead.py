@@ -121,6 +121,9 @@ def look_ahead_tables(db, root_positions, root_quats, allowed, fps, seconds, bod
     t.offsets = np.unique(np.maximum(1, np.rint(np.linspace(seconds / T.samples, seconds, T.samples) * fps)
                                         .astype(np.int64)))
     t.run = _run_ahead(db, allowed)
+    # Each row's dead-end cost: the share of the sample times past its playable rows (future_cost's sum).
+    t.dead_cost = T.dead_end_cost * (np.add.reduce(t.offsets[None, :] >= t.run[:, None], axis=1, dtype=np.float64)
+                                     / len(t.offsets))
     # Heading errors the root mends by itself by each sample time, and a free margin.
     t.mend = T.heading_error_free + T.heading_mend_rate * t.offsets / fps
     ends = np.asarray(db.clip_offsets[1:], dtype=np.int64)[db.clip_index] - 1
@@ -143,6 +146,8 @@ def look_ahead_tables(db, root_positions, root_quats, allowed, fps, seconds, bod
     t.contacts = (np.asarray(db.contacts, dtype=bool) if db.contacts is not None
                   else np.zeros((n, 2), dtype=bool))
     t.ahead_contacts = t.contacts[ahead]          # (N, M, 2)
+    # In contact at each sample time and at the one before (the row itself before the first).
+    t.kept = t.ahead_contacts & np.concatenate([t.contacts[:, None], t.ahead_contacts[:, :-1]], axis=1)
     t.contact_list = t.contacts.tolist()          # per row [left, right]
     t.step_list = t.step_xy.tolist()
     return vars(t)
@@ -214,7 +219,6 @@ class LookAhead:
         wx = px + c * fx - sn * fy - sim_pos[at, 0]
         wy = py + sn * fx + c * fy - sim_pos[at, 1]
         dyaw = springs.wrap_angle(yaw + self.fyaw[rows] - sim_yaw[at])
-        dead = self.offsets[None, :] >= self.run[rows][:, None]
         M = len(self.offsets)       # means over the horizon: np.mean's own sum and division, without its overhead
         # The path error's change from each sample to the next (from the error now to the first): np.diff's.
         steps = np.empty(wx.shape + (2,))
@@ -224,7 +228,7 @@ class LookAhead:
         return (np.add.reduce(wx * wx + wy * wy, axis=1) / M / T.path_error_scale ** 2
                 + np.add.reduce(np.maximum(np.abs(dyaw) - self.mend, 0.0) ** 2, axis=1) / M
                 / T.heading_error_scale ** 2
-                + T.dead_end_cost * (np.add.reduce(dead, axis=1, dtype=np.float64) / M)
+                + self.dead_cost[rows]
                 + self._stance_drift(rows, steps))
 
     def _stance_drift(self, rows, steps):
@@ -239,8 +243,7 @@ class LookAhead:
         played = np.zeros(2, dtype=bool) if self.played_contacts is None else np.array(self.played_contacts)
         drift = np.where((on & played)[:, :, None], np.asarray(self.drift)[None, :, :], 0.0)   # (K, foot, xy)
         ahead = self.ahead_contacts[rows]                               # (K, M, 2)
-        kept = ahead & np.concatenate([on[:, None], ahead[:, :-1]], axis=1)     # in contact then and now
-        kept, steps = kept[:, :, :, None], steps[:, :, None, :]
+        kept, steps = self.kept[rows][:, :, :, None], steps[:, :, None, :]     # in contact then and now
         drifts = np.empty((M, K, 2, 2))
         for j in range(M):      # each sample's drift carries on from the last while the foot stays planted
             drift = drifts[j] = np.where(kept[:, j], drift + steps[:, j], 0.0)
