@@ -133,7 +133,8 @@ def look_ahead_tables(db, root_positions, root_quats, allowed, fps, seconds, bod
     d = pos[ahead, :2] - pos[:, None, :2]
     c, s = np.cos(yaw)[:, None], np.sin(yaw)[:, None]
     # Each row's future root, in the row's own ground frame: (N, M) x, y and yaw change.
-    t.fx, t.fy = c * d[..., 0] + s * d[..., 1], -s * d[..., 0] + c * d[..., 1]
+    t.fxy = np.stack([c * d[..., 0] + s * d[..., 1], -s * d[..., 0] + c * d[..., 1]], axis=-1)
+    t.fx, t.fy = t.fxy[..., 0], t.fxy[..., 1]
     # The body's facing (hip joints) rather than the root's: the facing a viewer sees.
     turn = np.zeros(n) if body_turn is None else np.asarray(body_turn, dtype=np.float64)
     t.fyaw = springs.wrap_angle(yaw[ahead] + turn[ahead] - yaw[:, None])
@@ -215,17 +216,18 @@ class LookAhead:
         px, py, yaw = root
         at = np.minimum(s + self.offsets, len(sim_pos) - 1)
         c, sn = np.cos(yaw), np.sin(yaw)
-        fx, fy = self.fx[rows], self.fy[rows]
-        wx = px + c * fx - sn * fy - sim_pos[at, 0]
-        wy = py + sn * fx + c * fy - sim_pos[at, 1]
+        f, here = self.fxy[rows], np.array([px, py])        # (K, M, 2): x and y side by side
+        # The path error: the candidate's root played from here less the spring character's
+        # (per coordinate the operations of px + c * fx - sn * fy - sim_x and py + sn * fx + c * fy - sim_y).
+        w = here + f[..., :1] * np.array([c, sn]) + f[..., 1:] * np.array([-sn, c]) - sim_pos[at, :2]
         dyaw = springs.wrap_angle(yaw + self.fyaw[rows] - sim_yaw[at])
         M = len(self.offsets)       # means over the horizon: np.mean's own sum and division, without its overhead
         # The path error's change from each sample to the next (from the error now to the first): np.diff's.
-        steps = np.empty(wx.shape + (2,))
-        for k, (w, now) in enumerate(((wx, px - sim_pos[s, 0]), (wy, py - sim_pos[s, 1]))):
-            steps[:, 0, k] = w[:, 0] - now
-            steps[:, 1:, k] = w[:, 1:] - w[:, :-1]
-        return (np.add.reduce(wx * wx + wy * wy, axis=1) / M / T.path_error_scale ** 2
+        steps = np.empty_like(w)
+        np.subtract(w[:, 0], here - sim_pos[s, :2], out=steps[:, 0])
+        np.subtract(w[:, 1:], w[:, :-1], out=steps[:, 1:])
+        w *= w
+        return (np.add.reduce(w[..., 0] + w[..., 1], axis=1) / M / T.path_error_scale ** 2
                 + np.add.reduce(np.maximum(np.abs(dyaw) - self.mend, 0.0) ** 2, axis=1) / M
                 / T.heading_error_scale ** 2
                 + self.dead_cost[rows]
