@@ -303,6 +303,8 @@ def smallest(costs, k, order=None, cut=None):
     if cut is None:
         cut = np.partition(costs, k - 1)[k - 1]        # a value: the same on every machine
     upto = np.flatnonzero(costs <= cut)     # one pass over all; then the few
+    if len(upto) == k:      # no ties past the cut to choose among: these, in index order
+        return upto
     below, tied = upto[costs[upto] < cut], upto[costs[upto] == cut]
     if order is not None:
         tied = tied[np.argsort(order[tied], kind="stable")]

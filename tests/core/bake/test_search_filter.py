@@ -142,3 +142,30 @@ def test_the_filter_keeps_every_row_up_to_the_mth_cost():
         keep = m._within(qn, None, k)
         assert np.all(np.diff(keep) > 0)
         assert set(np.flatnonzero(exact <= np.sort(exact)[k - 1])) <= set(keep.tolist())
+
+
+def old_smallest(costs, k, order=None, cut=None):
+    """look_ahead.smallest before its shortcut (no ties past the cut)."""
+    costs = np.asarray(costs)
+    if k >= len(costs):
+        return np.arange(len(costs))
+    if cut is None:
+        cut = np.partition(costs, k - 1)[k - 1]
+    upto = np.flatnonzero(costs <= cut)
+    below, tied = upto[costs[upto] < cut], upto[costs[upto] == cut]
+    if order is not None:
+        tied = tied[np.argsort(order[tied], kind="stable")]
+    return np.sort(np.concatenate([below, tied[:k - len(below)]]))
+
+
+def test_smallest_picks_as_before_with_and_without_ties():
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        n = int(rng.integers(1, 60))
+        costs = rng.integers(0, int(rng.integers(1, 3 * n + 2)), n).astype(np.float64)
+        k = int(rng.integers(1, n + 2))
+        order = rng.permutation(n) if rng.random() < 0.5 else None
+        cut = None if rng.random() < 0.5 or k >= n else np.partition(costs, k - 1)[k - 1]
+        want = old_smallest(costs, k, order, cut)
+        got = la.smallest(costs, k, order, cut)
+        assert got.dtype == want.dtype and got.tolist() == want.tolist()
