@@ -198,31 +198,40 @@ class LookAheadMatcher(Matcher):
         return np.add.reduce(d, axis=1)
 
     def _pruned_jump_costs(self, qn, cur, near):
-        """What :meth:`_with_jump_costs` returns in its first round (the same arrays), the feature
-        costs worked out only for the rows :meth:`_within` keeps; None when that round would not
-        settle it (or there are too few rows), for the caller to cost every row."""
+        """What :meth:`_with_jump_costs` returns while it prices fewer than all rows (the same
+        arrays), the feature costs worked out only for the rows :meth:`_within` keeps for each
+        round; None when it would price every row (or there are too few rows), for the caller
+        to cost every row."""
         few = la.CANDIDATES * PRUNE_FACTOR
-        keep = self._within(qn, near, few + 1) if len(self.rows) > few else None
-        if keep is None:
-            return None
-        cost = self._costs_of(qn, keep)
-        found = self._jump_round(self.rows[keep], cost, self.tie_rows[keep], cur, few)
-        return None if found is None else found[1:]
+        approx = self._approximate(qn, near) if len(self.rows) > few else None
+        while approx is not None and len(self.rows) > few:
+            keep = self._within(approx, qn, few + 1)
+            if keep is None:
+                return None
+            found = self._jump_round(self.rows[keep], self._costs_of(qn, keep), self.tie_rows[keep], cur, few)
+            if found is not None:
+                return found[1:]
+            few *= PRUNE_FACTOR
+        return None
 
-    def _within(self, qn, near, m):
-        """Sorted positions in ``rows`` of a set of rows that holds every row (not near) whose
-        feature cost is at most the ``m``-th smallest: a filter by BLAS (its last bits may differ
-        between machines, never the set's sufficiency). With x a row, q the query, S = ||x||^2 + ||q||^2
-        and D features, a = ||x||^2 - 2 x.q in floats plus ||q||^2 is within (D + 2) eps S of the real
-        ||x - q||^2, and so is the cost worked out exactly (:meth:`_feature_costs`) (the usual
-        bounds for dot products and sums, |x.q| <= S / 2, ||x - q||^2 <= 2 S). With E four times
-        their sum at the largest ||x||: the m-th smallest cost is at most a's m-th smallest + ||q||^2
-        + E, and a row whose a is past a's m-th smallest + 2 E costs more than that. None when
-        fewer than ``m`` rows are not near."""
+    def _approximate(self, qn, near):
+        """(N,) ||x||^2 - 2 x.q of each allowed row x (BLAS: a filter only), inf for the rows near."""
         approx = np.dot(qn * -2.0, self.features_t, out=self.approx)    # -2 x.q (the scaling is exact)
         approx += self.norms
         if near is not None:
             approx[near[0]:near[1]][near[2]] = np.inf
+        return approx
+
+    def _within(self, approx, qn, m):
+        """Sorted positions in ``rows`` of a set of rows that holds every row (not near) whose
+        feature cost is at most the ``m``-th smallest, by :meth:`_approximate` (its last bits may
+        differ between machines, never the set's sufficiency). With x a row, q the query, S = ||x||^2
+        + ||q||^2 and D features, a = ||x||^2 - 2 x.q in floats plus ||q||^2 is within (D + 2) eps S of
+        the real ||x - q||^2, and so is the cost worked out exactly (:meth:`_feature_costs`) (the
+        usual bounds for dot products and sums, |x.q| <= S / 2, ||x - q||^2 <= 2 S). With E four times
+        their sum at the largest ||x||: the m-th smallest cost is at most a's m-th smallest + ||q||^2
+        + E, and a row whose a is past a's m-th smallest + 2 E costs more than that. None when
+        fewer than ``m`` rows are not near."""
         limit = np.partition(approx, m - 1)[m - 1]
         if not limit < np.inf:
             return None
