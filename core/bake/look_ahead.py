@@ -147,8 +147,8 @@ def look_ahead_tables(db, root_positions, root_quats, allowed, fps, seconds, bod
     t.contacts = (np.asarray(db.contacts, dtype=bool) if db.contacts is not None
                   else np.zeros((n, 2), dtype=bool))
     t.ahead_contacts = t.contacts[ahead]          # (N, M, 2)
-    # In contact at each sample time and at the one before (the row itself before the first).
-    t.kept = t.ahead_contacts & np.concatenate([t.contacts[:, None], t.ahead_contacts[:, :-1]], axis=1)
+    # Not in contact at a sample time or at the one before (the row itself before the first).
+    t.lifted = ~(t.ahead_contacts & np.concatenate([t.contacts[:, None], t.ahead_contacts[:, :-1]], axis=1))
     t.contact_list = t.contacts.tolist()          # per row [left, right]
     t.step_list = t.step_xy.tolist()
     return vars(t)
@@ -245,10 +245,12 @@ class LookAhead:
         played = np.zeros(2, dtype=bool) if self.played_contacts is None else np.array(self.played_contacts)
         drift = np.where((on & played)[:, :, None], np.asarray(self.drift)[None, :, :], 0.0)   # (K, foot, xy)
         ahead = self.ahead_contacts[rows]                               # (K, M, 2)
-        kept, steps = self.kept[rows][:, :, :, None], steps[:, :, None, :]     # in contact then and now
+        lifted = self.lifted[rows].transpose(1, 0, 2)[:, :, :, None]       # (M, K, foot, 1)
+        steps = steps.transpose(1, 0, 2)[:, :, None, :]                     # (M, K, 1, xy)
         drifts = np.empty((M, K, 2, 2))
         for j in range(M):      # each sample's drift carries on from the last while the foot stays planted
-            drift = drifts[j] = np.where(kept[:, j], drift + steps[:, j], 0.0)
+            drift = np.add(drift, steps[j], out=drifts[j])
+            np.copyto(drift, 0.0, where=lifted[j])
         over = np.maximum(tf.row_norm(drifts) - T.stance_drift_free, 0.0) / T.stance_drift_scale   # (M, K, foot)
         terms = np.where(ahead.transpose(1, 0, 2), over * over, 0.0) / M
         # Foot by foot, sample by sample, added one after another (accumulate adds in order; the
