@@ -136,7 +136,7 @@ class LookAheadMatcher(Matcher):
         self.row_clips = db.clip_index[self.rows]
         self.tie = tables[2]     # ties: lowest frame, then lowest clip
         self.tie_rows = self.tie[self.rows]
-        # The filter of :meth:`_within`: each row's squared length, and its error bound's factor.
+        # The filter (:meth:`_approximate`, :meth:`_within`): each row's squared length, the bound's factor.
         self.norms = same_everywhere.column_sums(self.features_t * self.features_t)
         self.err_scale = 4.0 * (2 * db.spec.dim + 4) * np.finfo(np.float64).eps
         self.norm_max = float(self.norms.max(initial=0.0))
@@ -210,7 +210,7 @@ class LookAheadMatcher(Matcher):
                 return None
             found = self._jump_round(self.rows[keep], self._costs_of(qn, keep), self.tie_rows[keep], cur, few)
             if found is not None:
-                return found[1:]
+                return found
             few *= PRUNE_FACTOR
         return None
 
@@ -238,8 +238,8 @@ class LookAheadMatcher(Matcher):
         return np.flatnonzero(approx <= limit + 2.0 * self.err_scale * (self.norm_max + float(np.dot(qn, qn))))
 
     def _jump_round(self, rows, cost, order, cur, few):
-        """One round of :meth:`_with_jump_costs` (at most ``few`` rows priced): (positions in
-        ``rows``, their rows, total costs, tie order), or None when it cannot show the candidates."""
+        """One round of :meth:`_with_jump_costs` (at most ``few`` rows priced): (the rows, their
+        total costs, their tie order), or None when it cannot show the candidates."""
         extra = self.margin * la.MARGIN_SCALE
         # The few-th and next smallest costs from one partition (values: the same on every machine).
         cut, after = np.partition(cost, (few - 1, few))[few - 1:few + 1]
@@ -247,7 +247,7 @@ class LookAheadMatcher(Matcher):
         total = cost[sub] + self.ahead.jump_cost(rows[sub], cur) + extra
         kth = np.partition(total, la.CANDIDATES - 1)[la.CANDIDATES - 1]
         if after + la.JUMP_COST + extra > kth:
-            return sub, rows[sub], total, order[sub]
+            return rows[sub], total, order[sub]
         return None
 
     def _with_jump_costs(self, rows, cost, cur):
@@ -260,7 +260,7 @@ class LookAheadMatcher(Matcher):
         while len(rows) > few:
             found = self._jump_round(rows, cost, self.tie_rows, cur, few)
             if found is not None:
-                return found[1:]
+                return found
             few *= PRUNE_FACTOR
         return rows, cost + self.ahead.jump_cost(rows, cur) + self.margin * la.MARGIN_SCALE, self.tie_rows
 
