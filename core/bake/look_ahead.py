@@ -121,6 +121,9 @@ def look_ahead_tables(db, root_positions, root_quats, allowed, fps, seconds, bod
     t.offsets = np.unique(np.maximum(1, np.rint(np.linspace(seconds / T.samples, seconds, T.samples) * fps)
                                         .astype(np.int64)))
     t.run = _run_ahead(db, allowed)
+    # Each row's dead-end cost: the share of the sample times past its playable rows (future_cost's sum).
+    t.dead_cost = T.dead_end_cost * (np.add.reduce(t.offsets[None, :] >= t.run[:, None], axis=1, dtype=np.float64)
+                                     / len(t.offsets))
     # Heading errors the root mends by itself by each sample time, and a free margin.
     t.mend = T.heading_error_free + T.heading_mend_rate * t.offsets / fps
     ends = np.asarray(db.clip_offsets[1:], dtype=np.int64)[db.clip_index] - 1
@@ -130,7 +133,8 @@ def look_ahead_tables(db, root_positions, root_quats, allowed, fps, seconds, bod
     d = pos[ahead, :2] - pos[:, None, :2]
     c, s = np.cos(yaw)[:, None], np.sin(yaw)[:, None]
     # Each row's future root, in the row's own ground frame: (N, M) x, y and yaw change.
-    t.fx, t.fy = c * d[..., 0] + s * d[..., 1], -s * d[..., 0] + c * d[..., 1]
+    t.fxy = np.stack([c * d[..., 0] + s * d[..., 1], -s * d[..., 0] + c * d[..., 1]], axis=-1)
+    t.fx, t.fy = t.fxy[..., 0], t.fxy[..., 1]
     # The body's facing (hip joints) rather than the root's: the facing a viewer sees.
     turn = np.zeros(n) if body_turn is None else np.asarray(body_turn, dtype=np.float64)
     t.fyaw = springs.wrap_angle(yaw[ahead] + turn[ahead] - yaw[:, None])
@@ -143,6 +147,8 @@ def look_ahead_tables(db, root_positions, root_quats, allowed, fps, seconds, bod
     t.contacts = (np.asarray(db.contacts, dtype=bool) if db.contacts is not None
                   else np.zeros((n, 2), dtype=bool))
     t.ahead_contacts = t.contacts[ahead]          # (N, M, 2)
+    # Not in contact at a sample time or at the one before (the row itself before the first).
+    t.lifted = ~(t.ahead_contacts & np.concatenate([t.contacts[:, None], t.ahead_contacts[:, :-1]], axis=1))
     t.contact_list = t.contacts.tolist()          # per row [left, right]
     t.step_list = t.step_xy.tolist()
     return vars(t)
@@ -210,21 +216,21 @@ class LookAhead:
         px, py, yaw = root
         at = np.minimum(s + self.offsets, len(sim_pos) - 1)
         c, sn = np.cos(yaw), np.sin(yaw)
-        fx, fy = self.fx[rows], self.fy[rows]
-        wx = px + c * fx - sn * fy - sim_pos[at, 0]
-        wy = py + sn * fx + c * fy - sim_pos[at, 1]
+        f, here = self.fxy[rows], np.array([px, py])        # (K, M, 2): x and y side by side
+        # The path error: the candidate's root played from here less the spring character's
+        # (per coordinate the operations of px + c * fx - sn * fy - sim_x and py + sn * fx + c * fy - sim_y).
+        w = here + f[..., :1] * np.array([c, sn]) + f[..., 1:] * np.array([-sn, c]) - sim_pos[at, :2]
         dyaw = springs.wrap_angle(yaw + self.fyaw[rows] - sim_yaw[at])
-        dead = self.offsets[None, :] >= self.run[rows][:, None]
         M = len(self.offsets)       # means over the horizon: np.mean's own sum and division, without its overhead
         # The path error's change from each sample to the next (from the error now to the first): np.diff's.
-        steps = np.empty(wx.shape + (2,))
-        for k, (w, now) in enumerate(((wx, px - sim_pos[s, 0]), (wy, py - sim_pos[s, 1]))):
-            steps[:, 0, k] = w[:, 0] - now
-            steps[:, 1:, k] = w[:, 1:] - w[:, :-1]
-        return (np.add.reduce(wx * wx + wy * wy, axis=1) / M / T.path_error_scale ** 2
+        steps = np.empty_like(w)
+        np.subtract(w[:, 0], here - sim_pos[s, :2], out=steps[:, 0])
+        np.subtract(w[:, 1:], w[:, :-1], out=steps[:, 1:])
+        w *= w
+        return (np.add.reduce(w[..., 0] + w[..., 1], axis=1) / M / T.path_error_scale ** 2
                 + np.add.reduce(np.maximum(np.abs(dyaw) - self.mend, 0.0) ** 2, axis=1) / M
                 / T.heading_error_scale ** 2
-                + T.dead_end_cost * (np.add.reduce(dead, axis=1, dtype=np.float64) / M)
+                + self.dead_cost[rows]
                 + self._stance_drift(rows, steps))
 
     def _stance_drift(self, rows, steps):
@@ -239,11 +245,12 @@ class LookAhead:
         played = np.zeros(2, dtype=bool) if self.played_contacts is None else np.array(self.played_contacts)
         drift = np.where((on & played)[:, :, None], np.asarray(self.drift)[None, :, :], 0.0)   # (K, foot, xy)
         ahead = self.ahead_contacts[rows]                               # (K, M, 2)
-        kept = ahead & np.concatenate([on[:, None], ahead[:, :-1]], axis=1)     # in contact then and now
-        kept, steps = kept[:, :, :, None], steps[:, :, None, :]
+        lifted = self.lifted[rows].transpose(1, 0, 2)[:, :, :, None]       # (M, K, foot, 1)
+        steps = steps.transpose(1, 0, 2)[:, :, None, :]                     # (M, K, 1, xy)
         drifts = np.empty((M, K, 2, 2))
         for j in range(M):      # each sample's drift carries on from the last while the foot stays planted
-            drift = drifts[j] = np.where(kept[:, j], drift + steps[:, j], 0.0)
+            drift = np.add(drift, steps[j], out=drifts[j])
+            np.copyto(drift, 0.0, where=lifted[j])
         over = np.maximum(tf.row_norm(drifts) - T.stance_drift_free, 0.0) / T.stance_drift_scale   # (M, K, foot)
         terms = np.where(ahead.transpose(1, 0, 2), over * over, 0.0) / M
         # Foot by foot, sample by sample, added one after another (accumulate adds in order; the
@@ -298,6 +305,8 @@ def smallest(costs, k, order=None, cut=None):
     if cut is None:
         cut = np.partition(costs, k - 1)[k - 1]        # a value: the same on every machine
     upto = np.flatnonzero(costs <= cut)     # one pass over all; then the few
+    if len(upto) == k:      # no ties past the cut to choose among: these, in index order
+        return upto
     below, tied = upto[costs[upto] < cut], upto[costs[upto] == cut]
     if order is not None:
         tied = tied[np.argsort(order[tied], kind="stable")]

@@ -136,6 +136,11 @@ class LookAheadMatcher(Matcher):
         self.row_clips = db.clip_index[self.rows]
         self.tie = tables[2]     # ties: lowest frame, then lowest clip
         self.tie_rows = self.tie[self.rows]
+        # The filter (:meth:`_approximate`, :meth:`_within`): each row's squared length, the bound's factor.
+        self.norms = same_everywhere.column_sums(self.features_t * self.features_t)
+        self.err_scale = 4.0 * (2 * db.spec.dim + 4) * np.finfo(np.float64).eps
+        self.norm_max = float(self.norms.max(initial=0.0))
+        self.approx = np.empty(len(self.rows))
 
     def played(self, row, root, rate=1.0, moved_on=None):
         self.ahead.played(row, root, rate, moved_on)
@@ -148,19 +153,16 @@ class LookAheadMatcher(Matcher):
 
     def search(self, s, cur, can_continue, root=None):
         qn = self.normalized_query(s, cur)
-        # Into one buffer kept for every search (a new one each time costs the memory's first touch).
-        d = np.subtract(self.features_t, qn[:, None], out=self.squares)
-        np.multiply(d, d, out=d)
-        # np.add.reduce's summation order over each row's features (einsum's depends on the SIMD code).
-        cost = same_everywhere.column_sums(d)
-        rows, order = self.rows, self.tie_rows
-        if cur is not None:
-            if can_continue:
-                # Rows near the one playing are not jumps: the row playing on stands for them.
-                lo, hi = np.searchsorted(rows, (cur - self.window, cur + self.window + 1))
-                near = self.row_clips[lo:hi] == self.db.clip_index[cur]
-                cost[lo:hi][near] = np.inf
-            rows, cost, order = self._with_jump_costs(rows, cost, cur)
+        near = self._near(cur) if cur is not None and can_continue else None
+        found = None if cur is None else self._pruned_jump_costs(qn, cur, near)
+        if found is None:       # every row's feature cost
+            rows, cost, order = self.rows, self._feature_costs(qn), self.tie_rows
+            if near is not None:
+                cost[near[0]:near[1]][near[2]] = np.inf
+            if cur is not None:
+                rows, cost, order = self._with_jump_costs(rows, cost, cur)
+        else:
+            rows, cost, order = found
         pick = la.rank(cost, la.CANDIDATES, order)
         pick = pick[np.isfinite(cost[pick])]
         cand, base = rows[pick], cost[pick]
@@ -174,6 +176,79 @@ class LookAheadMatcher(Matcher):
         k = 0 if plays_on else tied[np.argmin(self.tie[cand[tied]])]
         return int(cand[k]), float(base[k])
 
+    def _near(self, cur):
+        """(lo, hi, mask): the allowed rows ``rows[lo:hi][mask]`` near the one playing (not jumps:
+        the row playing on stands for them)."""
+        lo, hi = np.searchsorted(self.rows, (cur - self.window, cur + self.window + 1))
+        return lo, hi, self.row_clips[lo:hi] == self.db.clip_index[cur]
+
+    def _feature_costs(self, qn):
+        """(N,) the feature cost of every allowed row."""
+        # Into one buffer kept for every search (a new one each time costs the memory's first touch).
+        d = np.subtract(self.features_t, qn[:, None], out=self.squares)
+        np.multiply(d, d, out=d)
+        # np.add.reduce's summation order over each row's features (einsum's depends on the SIMD code).
+        return same_everywhere.column_sums(d)
+
+    def _costs_of(self, qn, keep):
+        """(K,) :meth:`_feature_costs` of the allowed rows at ``keep`` (the same bits: the sum
+        column_sums stands for, row by row; few rows, so fewer numpy calls)."""
+        d = np.subtract(self.db.features[self.rows[keep]], qn)     # float64, as the features' copy
+        np.multiply(d, d, out=d)
+        return np.add.reduce(d, axis=1)
+
+    def _pruned_jump_costs(self, qn, cur, near):
+        """What :meth:`_with_jump_costs` returns while it prices fewer than all rows (the same
+        arrays), the feature costs worked out only for the rows :meth:`_within` keeps for each
+        round; None when it would price every row (or there are too few rows), for the caller
+        to cost every row."""
+        few = la.CANDIDATES * PRUNE_FACTOR
+        approx = self._approximate(qn, near) if len(self.rows) > few else None
+        while approx is not None and len(self.rows) > few:
+            keep = self._within(approx, qn, few + 1)
+            if keep is None:
+                return None
+            found = self._jump_round(self.rows[keep], self._costs_of(qn, keep), self.tie_rows[keep], cur, few)
+            if found is not None:
+                return found
+            few *= PRUNE_FACTOR
+        return None
+
+    def _approximate(self, qn, near):
+        """(N,) ||x||^2 - 2 x.q of each allowed row x (BLAS: a filter only), inf for the rows near."""
+        approx = np.dot(qn * -2.0, self.features_t, out=self.approx)    # -2 x.q (the scaling is exact)
+        approx += self.norms
+        if near is not None:
+            approx[near[0]:near[1]][near[2]] = np.inf
+        return approx
+
+    def _within(self, approx, qn, m):
+        """Sorted positions in ``rows`` of a set of rows that holds every row (not near) whose
+        feature cost is at most the ``m``-th smallest, by :meth:`_approximate` (its last bits may
+        differ between machines, never the set's sufficiency). With x a row, q the query, S = ||x||^2
+        + ||q||^2 and D features, a = ||x||^2 - 2 x.q in floats plus ||q||^2 is within (D + 2) eps S of
+        the real ||x - q||^2, and so is the cost worked out exactly (:meth:`_feature_costs`) (the
+        usual bounds for dot products and sums, |x.q| <= S / 2, ||x - q||^2 <= 2 S). With E four times
+        their sum at the largest ||x||: the m-th smallest cost is at most a's m-th smallest + ||q||^2
+        + E, and a row whose a is past a's m-th smallest + 2 E costs more than that. None when
+        fewer than ``m`` rows are not near."""
+        limit = np.partition(approx, m - 1)[m - 1]
+        if not limit < np.inf:
+            return None
+        return np.flatnonzero(approx <= limit + 2.0 * self.err_scale * (self.norm_max + float(np.dot(qn, qn))))
+
+    def _jump_round(self, rows, cost, order, cur, few):
+        """One round of :meth:`_with_jump_costs` (at most ``few`` rows priced): (the rows, their
+        total costs, their tie order), or None when it cannot show the candidates."""
+        extra = self.margin * la.MARGIN_SCALE
+        # The few-th and next smallest costs from one partition (values: the same on every machine).
+        cut, after = np.partition(cost, (few - 1, few))[few - 1:few + 1]
+        sub = la.smallest(cost, few, order, cut)    # in row order; ties kept as among all rows
+        total = cost[sub] + self.ahead.jump_cost(rows[sub], cur) + extra
+        kth = np.partition(total, la.CANDIDATES - 1)[la.CANDIDATES - 1]
+        if after + la.JUMP_COST + extra > kth:
+            return rows[sub], total, order[sub]
+        return None
 
     def _with_jump_costs(self, rows, cost, cur):
         """(rows, their feature cost plus the cost of jumping there, their tie order): only for the
@@ -181,18 +256,13 @@ class LookAheadMatcher(Matcher):
         costs at least JUMP_COST, so a row whose feature cost alone is past the
         candidates' worst total cannot be one); the same candidates as costing all.
         When the few nearest cannot show that, PRUNE_FACTOR times as many are tried."""
-        extra = self.margin * la.MARGIN_SCALE
         few = la.CANDIDATES * PRUNE_FACTOR
         while len(rows) > few:
-            # The few-th and next smallest costs from one partition (values: the same on every machine).
-            cut, after = np.partition(cost, (few - 1, few))[few - 1:few + 1]
-            sub = la.smallest(cost, few, self.tie_rows, cut)    # in row order; ties kept as among all rows
-            total = cost[sub] + self.ahead.jump_cost(rows[sub], cur) + extra
-            kth = np.partition(total, la.CANDIDATES - 1)[la.CANDIDATES - 1]
-            if after + la.JUMP_COST + extra > kth:
-                return rows[sub], total, self.tie_rows[sub]
+            found = self._jump_round(rows, cost, self.tie_rows, cur, few)
+            if found is not None:
+                return found
             few *= PRUNE_FACTOR
-        return rows, cost + self.ahead.jump_cost(rows, cur) + extra, self.tie_rows
+        return rows, cost + self.ahead.jump_cost(rows, cur) + self.margin * la.MARGIN_SCALE, self.tie_rows
 
 
 PRUNE_FACTOR = 8    # the look-ahead prices jumps to this many times its candidates (more when that is not enough)

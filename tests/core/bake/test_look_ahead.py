@@ -142,18 +142,18 @@ def test_pricing_jumps_only_where_they_can_matter_chooses_as_pricing_all(turn_or
     path[:, 0] += 0.4 * np.sin(2.0 * np.arange(len(path)) / FPS)     # weaving: many searches and jumps
     monkeypatch.setattr(matching, "PRUNE_FACTOR", 2)                     # prune hard (48 of the rows)
     priced = []
-    original = matching.LookAheadMatcher._with_jump_costs
+    original = matching.LookAheadMatcher._jump_round
 
-    def counted(self, rows, cost, cur):
-        out = original(self, rows, cost, cur)
-        priced.append((len(out[0]), len(rows)))
+    def counted(self, rows, cost, order, cur, few):
+        out = original(self, rows, cost, order, cur, few)
+        priced.append((few, out is not None))
         return out
 
-    monkeypatch.setattr(matching.LookAheadMatcher, "_with_jump_costs", counted)
+    monkeypatch.setattr(matching.LookAheadMatcher, "_jump_round", counted)
     pruned = _bake(turn_or_straight, path, look_ahead=1.0)
     few = la.CANDIDATES * 2
-    assert sum(k == few for k, _ in priced) >= 3              # the pruned pricing was used, not only the fallback
-    assert any(few < k < n for k, n in priced)                 # and more rows when the few could not show it
+    assert sum(k == few and ok for k, ok in priced) >= 3      # the pruned pricing was used, not only the fallback
+    assert any(k > few and ok for k, ok in priced)             # and more rows when the few could not show it
     monkeypatch.setattr(matching, "PRUNE_FACTOR", 10 ** 6)               # price every row
     full = _bake(turn_or_straight, path, look_ahead=1.0)
     assert pruned.jumped.sum() >= 3
