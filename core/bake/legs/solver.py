@@ -47,18 +47,19 @@ class LegSolver:
         target = soft_reach(hip_p, knee_p, ankle_p, wanted - tf.quat_rotate(spin, heel), min_bend=self.min_bend)
         d_hip, d_knee = ik.two_bone_ik(hip_p, knee_p, ankle_p, target, forward, pole_blend=IK_POLE_BLEND)
         # New world rotations: upper and lower leg turned, the foot keeps its own
-        # world orientation (turned by the held heading).
-        up_w = tf.quat_mul(d_hip, q_up)
-        low_w = tf.quat_mul(d_knee, q_low)
-        foot_w = tf.quat_mul(spin, q_foot)
+        # world orientation (turned by the held heading). Each quat_mul below
+        # works on the three bones of every step at once (elementwise: the same bits).
+        world = tf.quat_mul(np.stack([d_hip, d_knee, spin]), np.stack([q_up, q_low, q_foot]))
+        # basis = (parent_world * offset)^-1 * world, for rotations.
+        sizes = [len(idx) for _, idx, _, _ in parts]
+        offsets = np.stack([np.repeat(offset_q[[leg[k] for leg in legs]], sizes, axis=0) for k in range(3)])
+        parent = np.stack([parent_up, world[0], world[1]])
+        local = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(parent, offsets)), world)
         at = 0
         for (up, low, foot, _), (_, idx, _, _) in zip(legs, parts):
             n = slice(at, at + len(idx))
             at += len(idx)
-            # basis = (parent_world * offset)^-1 * world, for rotations.
-            rots[idx, up] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(parent_up[n], offset_q[up])), up_w[n])
-            rots[idx, low] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(up_w[n], offset_q[low])), low_w[n])
-            rots[idx, foot] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(low_w[n], offset_q[foot])), foot_w[n])
+            rots[idx, up], rots[idx, low], rots[idx, foot] = local[:, n]
 
 
 IK_POLE_BLEND = 0.15   # a knee off the hip-ankle line by under this share of the thigh bends toward forward
