@@ -1,15 +1,17 @@
 """The legs' stages made faster give the bits they gave before: the foot lock
 stepped on Python floats, the leg solver's quaternion products of all bones
-at once and the IK's two bone deltas made together, each against the code
-it replaced (kept here) on random inputs, ties and degenerate legs included."""
+at once, its solves of a few steps on Python floats and the IK's two bone
+deltas made together, each against the code it replaced (kept here) on
+random inputs, ties and degenerate legs included."""
 
 import numpy as np
 import pytest
 
 from core.bake.legs import foot_lock as fl
+from core.bake.legs import solver
 from core.bake.legs.solver import IK_POLE_BLEND, LegSolver, soft_reach
 from core.bake.pose import forward_kinematics
-from core.maths import ik, same_everywhere
+from core.maths import ik, ik_floats, same_everywhere
 from core.maths import transforms as tf
 from core.maths.springs import spring_floats, step_decay
 from leg_skeleton import leg_skeleton
@@ -187,6 +189,8 @@ def test_two_bone_ik_is_the_old_ik_bit_for_bit(n):
         legs = _legs(rng, n)
         new, old = ik.two_bone_ik(*legs, pole_blend=blend), old_two_bone_ik(*legs, pole_blend=blend)
         assert new[0].tobytes() == old[0].tobytes() and new[1].tobytes() == old[1].tobytes()
+        floats = ik_floats.two_bone_ik(*(v.tolist() for v in legs), pole_blend=blend)
+        assert np.array(floats[0]).tobytes() == old[0].tobytes() and np.array(floats[1]).tobytes() == old[1].tobytes()
 
 
 def old_solve_many(solver, rots, parts):
@@ -211,8 +215,9 @@ def old_solve_many(solver, rots, parts):
         rots[idx, foot] = tf.quat_mul(tf.quat_conjugate(tf.quat_mul(low_w[n], offset_q[foot])), foot_w[n])
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(16))
 def test_solve_many_is_the_old_solve_bit_for_bit(seed):
+    """On a few steps (Python floats) and on many (numpy)."""
     sk = leg_skeleton()
     rng = np.random.default_rng(100 + seed)
     S, J = 80, len(sk.parents)
@@ -224,13 +229,33 @@ def test_solve_many_is_the_old_solve_bit_for_bit(seed):
     parts = []
     for side in ([0], [1], [0, 1], [1, 0])[seed % 4]:
         toe = sk.legs[side][3]
-        idx = np.sort(rng.choice(S, size=[1, 2, 4, 40][seed % 4] + side, replace=False))
+        idx = np.sort(rng.choice(S, size=[1, 2, 3, 40][seed % 4] + side, replace=False))
         wanted = pose[idx, toe, :3, 3] + rng.normal(scale=[0.01, 0.1, 0.4][seed % 3], size=(len(idx), 3))
         turn = rng.normal(scale=0.3, size=len(idx)) * (seed % 2)
         parts.append((side, idx, wanted, turn))
-    bend = [0.0, 0.1][seed % 2]
+    bend = [0.0, 0.1, 0.3, 0.0][seed // 4 % 4]
     new, old = rots.copy(), rots.copy()
     LegSolver(sk, pose, forward, bend).solve_many(new, parts)
     old_solve_many(LegSolver(sk, pose, forward, bend), old, parts)
     assert new.tobytes() == old.tobytes()
     assert not np.array_equal(new, rots)
+
+
+@pytest.mark.parametrize("min_bend", [0.0, 0.05, 0.4])
+def test_soft_reach_of_one_step_is_soft_reach(min_bend):
+    rng = np.random.default_rng(int(min_bend * 100))
+    hip, knee, ankle, target, _ = _legs(rng, 400)
+    target = hip + (target - hip) * rng.uniform(0.5, 3.0, size=(400, 1))      # many beyond the soft reach
+    whole = soft_reach(hip, knee, ankle, target, min_bend=min_bend)
+    cos_bend = float(np.cos(min_bend)) if min_bend > 0 else None
+    rows = [solver._soft_reach_row(*row, solver.SOFT_REACH, cos_bend)
+            for row in zip(hip.tolist(), knee.tolist(), ankle.tolist(), target.tolist())]
+    assert np.array(rows).tobytes() == whole.tobytes()
+    assert not np.array_equal(whole, target)       # some were eased
+
+
+def test_few_steps_rotate_the_heel_as_quat_rotate():
+    rng = np.random.default_rng(5)
+    q, v = tf.quat_normalize(rng.normal(size=(300, 4))), rng.normal(size=(300, 3))
+    rows = [solver._rotated(a, b) for a, b in zip(q.tolist(), v.tolist())]
+    assert np.array(rows).tobytes() == tf.quat_rotate(q, v).tobytes()
