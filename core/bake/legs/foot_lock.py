@@ -111,8 +111,12 @@ class FootLock:
         if self._rate_for != dt:
             self._rate_for, self._rate = dt, step_decay(self.blend_halflife, dt)
         y, e = self._rate
-        pv = [spring_floats(x, v, 0.0, y, e, dt) for x, v in zip(self.offset, self.offset_vel)]
-        return [p for p, _ in pv], [v for _, v in pv]
+        out, vel = [], []
+        for x, v in zip(self.offset, self.offset_vel):      # spring_floats(x, v, 0.0, y, e, dt), written out
+            j1 = v + (x - 0.0) * y
+            out.append(e * ((x - 0.0) + j1 * dt) + 0.0)
+            vel.append(e * (v - j1 * y * dt))
+        return out, vel
 
     def _advance(self, contact, toe, toe_speed, dt):
         """:meth:`step` on checked input, ``toe`` a list of finite floats. The
@@ -123,13 +127,7 @@ class FootLock:
         if self.offset is None or len(self.offset) != n:
             self.offset, self.offset_vel = [0.0] * n, [0.0] * n
         prev = self._prev_toe
-        if toe_speed is not None:
-            speed = float(toe_speed)
-        elif prev is not None:
-            v0, v1, v2 = [(t - p) / dt for t, p in zip(toe[:3], prev[:3])]
-            speed = math.sqrt(v0 ** 2 + v1 ** 2 + v2 ** 2)     # np.float64's ** is the C pow, as Python's
-        else:
-            speed = math.inf  # first frame, nothing to measure from: do not lock yet
+        speed = None if toe_speed is None else float(toe_speed)
         self._prev_toe = toe
         if not contact:
             self._wait_lift = False
@@ -138,7 +136,8 @@ class FootLock:
         self.offset, self.offset_vel = self._decay(dt)
         wanted = [t + o for t, o in zip(toe, self.offset)]
         if contact and ((self.on_contact and not self._wait_lift) or (
-                speed < self.lock_speed and _length_below(self.offset[:3], self.relock_offset, False))):
+                _speed(toe, prev, dt) if speed is None else speed) < self.lock_speed
+                and _length_below(self.offset[:3], self.relock_offset, False)):
             # Pin where the output is now, so a lock during a blend-out does not pop.
             self.locked = True
             self.pinned = wanted
@@ -166,6 +165,15 @@ class FootLock:
         self.locked = False
         self.pinned = None
         return [t + o for t, o in zip(toe, self.offset)], False
+
+
+def _speed(toe, prev, dt):
+    """The toe's speed measured from the step before (inf on the first step: a
+    foot cannot lock on the first step it is given)."""
+    if prev is None:
+        return math.inf
+    v0, v1, v2 = [(t - p) / dt for t, p in zip(toe[:3], prev[:3])]
+    return math.sqrt(v0 ** 2 + v1 ** 2 + v2 ** 2)     # np.float64's ** is the C pow, as Python's
 
 
 def _length_below(d, limit, or_equal):
