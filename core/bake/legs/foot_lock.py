@@ -39,7 +39,7 @@ import numpy as np
 
 from ...errors import MotionMatchingError
 from ..resume import first_change
-from ...maths.springs import spring_floats, step_decay
+from ...maths.springs import step_decay
 
 
 class FootLockError(MotionMatchingError):
