@@ -2,12 +2,14 @@
 stepped on Python floats, the leg solver's quaternion products of all bones
 at once, its solves of a few steps on Python floats and the IK's two bone
 deltas made together, each against the code it replaced (kept here) on
-random inputs, ties and degenerate legs included."""
+random inputs, ties and degenerate legs included; likewise the releases'
+corrections and the chain's points of a few steps on floats."""
 
 import numpy as np
 import pytest
 
 from core.bake.legs import foot_lock as fl
+from core.bake.legs import leg_release as lr
 from core.bake.legs import solver
 from core.bake.legs.solver import IK_POLE_BLEND, LegSolver, soft_reach
 from core.bake.pose import forward_kinematics
@@ -259,3 +261,33 @@ def test_few_steps_rotate_the_heel_as_quat_rotate():
     q, v = tf.quat_normalize(rng.normal(size=(300, 4))), rng.normal(size=(300, 3))
     rows = [solver._rotated(a, b) for a, b in zip(q.tolist(), v.tolist())]
     assert np.array(rows).tobytes() == tf.quat_rotate(q, v).tobytes()
+
+
+def test_corrections_on_floats_are_the_old_corrections():
+    rng = np.random.default_rng(8)
+    anim = tf.quat_normalize(rng.normal(size=(50, 3, 4)))
+    out = tf.quat_normalize(rng.normal(size=(50, 3, 4)))
+    out[:10] = anim[:10]                                                  # no correction at all
+    out[10:20] = -anim[10:20]                                             # the same rotation, the other sign
+    out[20:30] = tf.quat_mul(tf.quat_from_rotvec(rng.normal(scale=1e-9, size=(10, 3, 3))), anim[20:30])
+    old = tf.quat_to_rotvec(tf.quat_mul(out, tf.quat_conjugate(anim)))
+    assert lr.corrections(out, anim).tobytes() == old.tobytes()
+    assert lr.corrections(out[:2], anim[:2]).tobytes() == old[:2].tobytes()
+
+
+@pytest.mark.parametrize("rows", [1, 2, lr.FEW_ROWS])
+def test_chain_points_of_a_few_rows_are_the_old_ones(rows):
+    rng = np.random.default_rng(rows)
+    parent = forward_kinematics(leg_skeleton(), rng.normal(size=(rows, 10, 3)),
+                                tf.quat_normalize(rng.normal(size=(rows, 10, 4))))[:, 1]
+    offsets = leg_skeleton().offsets[2:6]
+    locs, rots = rng.normal(size=(rows, 4, 3)), rng.normal(size=(rows, 4, 4))     # unnormalised on purpose
+    heads, mats = lr.chain_points(parent, offsets, locs, rots)
+    m, old_heads, old_mats = parent, [], []
+    basis = tf.compose(locs, tf.quat_to_matrix(rots))
+    for b in range(4):
+        m = m @ offsets[b] @ basis[:, b]
+        old_heads.append(m[:, :3, 3])
+        old_mats.append(m[:, :3, :3])
+    assert heads.tobytes() == np.stack(old_heads, axis=1).tobytes()
+    assert mats.tobytes() == np.stack(old_mats, axis=1).tobytes()
