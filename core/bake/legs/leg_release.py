@@ -46,14 +46,15 @@ def slew_limited(x, step):
     forward and a backward rate-limited pass (each lags one way, the mean does
     not; a mean of two curves within the limit is within it)."""
     x = np.asarray(x, dtype=np.float64)
+    step = float(step)
 
     def one_way(v):
-        out = np.empty_like(v)
-        y = float(v[0]) if len(v) else 0.0
-        for i, t in enumerate(v.tolist()):
+        out = v.tolist()        # on Python floats, each step's value kept in a list
+        y = out[0] if out else 0.0
+        for i, t in enumerate(out):
             y += min(max(t - y, -step), step)
             out[i] = y
-        return out
+        return np.array(out, dtype=np.float64)
 
     return 0.5 * (one_way(x) + one_way(x[::-1])[::-1])
 

@@ -291,3 +291,25 @@ def test_chain_points_of_a_few_rows_are_the_old_ones(rows):
         old_mats.append(m[:, :3, :3])
     assert heads.tobytes() == np.stack(old_heads, axis=1).tobytes()
     assert mats.tobytes() == np.stack(old_mats, axis=1).tobytes()
+
+
+def old_slew_limited(x, step):
+    x = np.asarray(x, dtype=np.float64)
+
+    def one_way(v):
+        out = np.empty_like(v)
+        y = float(v[0]) if len(v) else 0.0
+        for i, t in enumerate(v.tolist()):
+            y += min(max(t - y, -step), step)
+            out[i] = y
+        return out
+
+    return 0.5 * (one_way(x) + one_way(x[::-1])[::-1])
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 500])
+def test_slew_limited_on_a_list_is_the_old_one(size):
+    rng = np.random.default_rng(size)
+    x = np.cumsum(rng.normal(scale=0.05, size=size)) + np.repeat(rng.random(size // 50 + 1), 50)[:size]
+    for step in (0.01, 0.2, np.float64(0.03)):
+        assert lr.slew_limited(x, step).tobytes() == old_slew_limited(x, step).tobytes()
