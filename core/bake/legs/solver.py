@@ -29,6 +29,14 @@ class LegSolver:
             q = self._world_q[joint] = tf.matrix_to_quat(self.pose[:, joint, :3, :3])
         return q
 
+    def world_q_at(self, joint, idx):
+        """:meth:`world_q` on steps ``idx``: made for those steps alone (not kept)
+        when it is not made yet and they are under half of them (each step's
+        quaternion is its own maths: the same bits)."""
+        if joint not in self._world_q and 2 * len(idx) < len(self.pose):
+            return tf.matrix_to_quat(self.pose[idx, joint, :3, :3])
+        return self.world_q(joint)[idx]
+
     def solve(self, rots, side, idx, wanted, turn):
         """Pose channels ``rots`` of leg ``side`` on steps ``idx`` (in place) so the
         toe reaches ``wanted`` (n, 3) with the foot turned by ``turn`` (n,)."""
@@ -43,7 +51,7 @@ class LegSolver:
         sk, pose, offset_q = self.skeleton, self.pose, self.offset_q
         legs = [sk.legs[side] for side, _, _, _ in parts]
         rows = [[pose[idx, toe, :3, 3] - pose[idx, foot, :3, 3]] + [pose[idx, b, :3, 3] for b in (up, low, foot)]
-                + [self.world_q(j)[idx] for j in (up, low, foot, sk.parents[up])] + [self.forward[idx], wanted, turn]
+                + [self.world_q_at(j, idx) for j in (up, low, foot, sk.parents[up])] + [self.forward[idx], wanted, turn]
                 for (up, low, foot, toe), (_, idx, wanted, turn) in zip(legs, parts)]
         heel, hip_p, knee_p, ankle_p, q_up, q_low, q_foot, parent_up, forward, wanted, turn = \
             rows[0] if len(parts) == 1 else [np.concatenate(c) for c in zip(*rows)]

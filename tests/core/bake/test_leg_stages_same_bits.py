@@ -313,3 +313,23 @@ def test_slew_limited_on_a_list_is_the_old_one(size):
     x = np.cumsum(rng.normal(scale=0.05, size=size)) + np.repeat(rng.random(size // 50 + 1), 50)[:size]
     for step in (0.01, 0.2, np.float64(0.03)):
         assert lr.slew_limited(x, step).tobytes() == old_slew_limited(x, step).tobytes()
+
+
+def test_world_rotations_of_some_steps_are_those_of_all_steps():
+    sk = leg_skeleton()
+    rng = np.random.default_rng(21)
+    S = 300
+    rots = tf.quat_normalize(rng.normal(size=(S, len(sk.parents), 4)))
+    rots[:100] = [1.0, 0.0, 0.0, 0.0]                      # steps that all pick the same pivot
+    pose = forward_kinematics(sk, np.zeros((S, len(sk.parents), 3)), rots)
+    forward = np.tile([0.0, -1.0, 0.0], (S, 1))
+    for idx in (np.arange(50), np.sort(rng.choice(S, size=120, replace=False)), np.arange(100, 300)):
+        some, every = LegSolver(sk, pose, forward), LegSolver(sk, pose, forward)
+        for j in range(len(sk.parents)):
+            assert some.world_q_at(j, idx).tobytes() == every.world_q(j)[idx].tobytes()
+        parts = [(side, idx, pose[idx, sk.legs[side][3], :3, 3] + rng.normal(scale=0.05, size=(len(idx), 3)),
+                  rng.normal(scale=0.2, size=len(idx))) for side in (0, 1)]
+        new, old = rots.copy(), rots.copy()
+        LegSolver(sk, pose, forward).solve_many(new, parts)
+        old_solve_many(LegSolver(sk, pose, forward), old, parts)
+        assert new.tobytes() == old.tobytes()
