@@ -145,13 +145,12 @@ def two_bone_ik(hip, knee, ankle, target, pole, max_extension=0.9999,
     old_shin_dir = _unit(shin, u0)
 
     # Each bone's delta maps its old (direction, hinge) frame to the new one; both
-    # bones map n0 to n, so their relative rotation is about the hinge only.
-    def delta(old_dir, new_dir):
-        return _frame(new_dir, n) @ np.swapaxes(_frame(old_dir, n0), -1, -2)
-
-    hip_delta = matrix_to_quat(delta(old_thigh_dir, new_thigh_dir))
-    knee_delta = matrix_to_quat(delta(old_shin_dir, new_shin_dir))
-    return hip_delta, knee_delta
+    # bones map n0 to n, so their relative rotation is about the hinge only. The
+    # two bones are made together (each matrix's maths is its own: the same bits).
+    new_dirs, old_dirs = np.stack([new_thigh_dir, new_shin_dir]), np.stack([old_thigh_dir, old_shin_dir])
+    frames_new, frames_old = _frame(new_dirs, np.stack([n, n])), _frame(old_dirs, np.stack([n0, n0]))
+    deltas = matrix_to_quat(frames_new @ np.swapaxes(frames_old, -1, -2))
+    return deltas[0], deltas[1]
 
 
 def apply_two_bone_ik(hip, knee, ankle, hip_delta, knee_delta):

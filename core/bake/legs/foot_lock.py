@@ -32,13 +32,14 @@ neither jumps nor suddenly starts moving.
 """
 
 import copy
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from ...errors import MotionMatchingError
 from ..resume import first_change
-from ...maths.springs import spring_floats, step_decay
+from ...maths.springs import step_decay
 
 
 class FootLockError(MotionMatchingError):
@@ -101,7 +102,7 @@ class FootLock:
             raise FootLockError("The toe position needs x, y and z (got %d values)." % len(toe))
         if not np.all(np.isfinite(toe)):
             raise FootLockError("The toe position contains values that are not numbers.")
-        wanted, locked = self._advance(contact, toe, toe_speed, dt)
+        wanted, locked = self._advance(contact, toe.tolist(), toe_speed, dt)
         return np.asarray(wanted, dtype=np.float64), locked
 
     def _decay(self, dt):
@@ -110,62 +111,82 @@ class FootLock:
         if self._rate_for != dt:
             self._rate_for, self._rate = dt, step_decay(self.blend_halflife, dt)
         y, e = self._rate
-        off, vel = self.offset, self.offset_vel
-        pv = [spring_floats(x, v, 0.0, y, e, dt) for x, v in zip(off if type(off) is list else off.tolist(),
-                                                                  vel if type(vel) is list else vel.tolist())]
-        return [p for p, _ in pv], [v for _, v in pv]      # lists between decays; numpy takes them as they are
+        out, vel = [], []
+        for x, v in zip(self.offset, self.offset_vel):      # spring_floats(x, v, 0.0, y, e, dt), written out
+            j1 = v + (x - 0.0) * y
+            out.append(e * ((x - 0.0) + j1 * dt) + 0.0)
+            vel.append(e * (v - j1 * y * dt))
+        return out, vel
 
     def _advance(self, contact, toe, toe_speed, dt):
-        """:meth:`step` on checked input (``toe`` a finite float64 vector); the
-        wanted toe may come back as a list (run_foot_lock_kept stores it in an array)."""
-        if self.offset is None or len(self.offset) != len(toe):
-            self.offset, self.offset_vel = np.zeros(len(toe)), np.zeros(len(toe))
+        """:meth:`step` on checked input, ``toe`` a list of finite floats. The
+        state and the wanted toe are lists of Python floats: each sum, product
+        and square root is numpy's float64 one (IEEE), without numpy's cost per
+        number; the two lengths numpy took by a dot product are :func:`_length_below`."""
+        n = len(toe)
+        if self.offset is None or len(self.offset) != n:
+            self.offset, self.offset_vel = [0.0] * n, [0.0] * n
         prev = self._prev_toe
-        if toe_speed is not None:
-            speed = float(toe_speed)
-        elif prev is not None:
-            toe_vel = (toe - prev) / dt
-            speed = float(np.sqrt(toe_vel[0] ** 2 + toe_vel[1] ** 2 + toe_vel[2] ** 2))
-        else:
-            speed = np.inf  # first frame, nothing to measure from: do not lock yet
+        speed = None if toe_speed is None else float(toe_speed)
         self._prev_toe = toe
         if not contact:
             self._wait_lift = False
-
         if self.locked:
-            held = self.pinned.copy()
-            if self.on_contact:
-                # The data's own height: a foot locked while still settling is not
-                # held in the air (only its place on the ground and heading are held).
-                held[2] = toe[2]
-            d = held[:3] - toe[:3]
-            drift = float(np.sqrt(d @ d))
-            if contact and drift <= self.unlock_distance:
-                return held, True
-            # Release: the output stays on the pinned point for this frame and at rest
-            # (offset velocity = -toe velocity); the decay takes it from there.
-            self.offset = held - toe
-            self.offset_vel = -(np.zeros(len(toe)) if prev is None else (toe - prev) / dt)
-            if self.on_contact:
-                self.offset_vel[2] = 0.0
-            self._wait_lift = bool(contact)
-            self.locked = False
-            self.pinned = None
-            return toe + self.offset, False
-
+            return self._held(contact, toe, prev, dt)
         self.offset, self.offset_vel = self._decay(dt)
-        # toe + offset, on Python floats (the offset is a list here; the same sums).
-        wanted = [t + o for t, o in zip(toe.tolist(), self.offset)]
-        if contact and ((self.on_contact and not self._wait_lift) or (speed < self.lock_speed
-                                            and np.linalg.norm(self.offset[:3]) < self.relock_offset)):
+        wanted = [t + o for t, o in zip(toe, self.offset)]
+        if contact and ((self.on_contact and not self._wait_lift) or (
+                _speed(toe, prev, dt) if speed is None else speed) < self.lock_speed
+                and _length_below(self.offset[:3], self.relock_offset, False)):
             # Pin where the output is now, so a lock during a blend-out does not pop.
             self.locked = True
-            self.pinned = np.array(wanted)
-            self.offset = np.zeros(len(toe))
-            self.offset_vel = np.zeros(len(toe))
+            self.pinned = wanted
+            self.offset, self.offset_vel = [0.0] * n, [0.0] * n
             self.lock_count += 1
-            return self.pinned.copy(), True
+            return list(wanted), True
         return wanted, False
+
+    def _held(self, contact, toe, prev, dt):
+        """:meth:`_advance` of a locked foot: held, or released."""
+        held = list(self.pinned)
+        if self.on_contact:
+            # The data's own height: a foot locked while still settling is not
+            # held in the air (only its place on the ground and heading are held).
+            held[2] = toe[2]
+        if contact and _length_below([h - t for h, t in zip(held[:3], toe[:3])], self.unlock_distance, True):
+            return held, True
+        # Release: the output stays on the pinned point for this frame and at rest
+        # (offset velocity = -toe velocity); the decay takes it from there.
+        self.offset = [h - t for h, t in zip(held, toe)]
+        self.offset_vel = [-0.0] * len(toe) if prev is None else [-((t - p) / dt) for t, p in zip(toe, prev)]
+        if self.on_contact:
+            self.offset_vel[2] = 0.0
+        self._wait_lift = bool(contact)
+        self.locked = False
+        self.pinned = None
+        return [t + o for t, o in zip(toe, self.offset)], False
+
+
+def _speed(toe, prev, dt):
+    """The toe's speed measured from the step before (inf on the first step: a
+    foot cannot lock on the first step it is given)."""
+    if prev is None:
+        return math.inf
+    v0, v1, v2 = [(t - p) / dt for t, p in zip(toe[:3], prev[:3])]
+    return math.sqrt(v0 ** 2 + v1 ** 2 + v2 ** 2)     # np.float64's ** is the C pow, as Python's
+
+
+def _length_below(d, limit, or_equal):
+    """Whether the length of the 3-vector ``d`` (a list) is under ``limit`` (or
+    equal, ``or_equal``) as numpy's ``sqrt(d @ d)`` says. Its dot product may
+    add the three squares in any order, fused or not: each way is within 4
+    units in the last place (relative, 1e-15) of the plain sum below, so only
+    a length within 1e-12 (relative) of the limit is asked of numpy."""
+    length = math.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+    if abs(length - limit) <= 1e-12 * max(length, limit):
+        a = np.array(d, dtype=np.float64)
+        length = float(np.sqrt(a @ a))
+    return length <= limit if or_equal else length < limit
 
 
 TOUCHDOWN_HEIGHT = 0.01   # m: a toe this close above the planted toe height is down
@@ -253,10 +274,13 @@ def run_foot_lock_kept(contacts, toe_positions, toe_speeds, dt, previous=None, *
             start, states = kept[-1][0], kept[:-1]
             lock.restore(kept[-1][1])
             wanted[:start], locked[:start] = previous.wanted[:start], previous.locked[:start]
+    rows, out, advance = toes.tolist(), [False] * len(toes), lock._advance
     for i in range(start, len(toes)):
         if i % KEEP_EVERY == 0:
             states.append((i, lock.state()))
-        wanted[i], locked[i] = lock._advance(flags[i], toes[i], speeds[i], dt)
+        rows[i], out[i] = advance(flags[i], rows[i], speeds[i], dt)
+    if start < len(toes):
+        wanted[start:], locked[start:] = rows[start:], out[start:]
     return wanted, locked, lock.lock_count, KeptLock(key, inputs, wanted.copy(), locked.copy(), states)
 
 

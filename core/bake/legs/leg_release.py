@@ -18,8 +18,11 @@ most ``rate`` (the bake knows the whole take, so the lift starts before the toe
 dips).
 """
 
+import math
+
 import numpy as np
 
+from ...maths import ik_floats as fk
 from ...maths import transforms as tf
 from ...maths.springs import decay_spring
 from ...maths import same_everywhere
@@ -43,14 +46,15 @@ def slew_limited(x, step):
     forward and a backward rate-limited pass (each lags one way, the mean does
     not; a mean of two curves within the limit is within it)."""
     x = np.asarray(x, dtype=np.float64)
+    step = float(step)
 
     def one_way(v):
-        out = np.empty_like(v)
-        y = float(v[0]) if len(v) else 0.0
-        for i, t in enumerate(v.tolist()):
+        out = v.tolist()        # on Python floats, each step's value kept in a list
+        y = out[0] if out else 0.0
+        for i, t in enumerate(out):
             y += min(max(t - y, -step), step)
             out[i] = y
-        return out
+        return np.array(out, dtype=np.float64)
 
     return 0.5 * (one_way(x) + one_way(x[::-1])[::-1])
 
@@ -62,8 +66,25 @@ def lock_runs(locked):
 
 
 def corrections(out_rots, anim_rots):
-    """Rotation vectors (..., 3) c with out = exp(c) * anim (the parent's axes)."""
-    return tf.quat_to_rotvec(tf.quat_mul(out_rots, tf.quat_conjugate(anim_rots)))
+    """Rotation vectors (..., 3) c with out = exp(c) * anim (the parent's axes).
+    Made on Python floats (core.maths.ik_floats; the same bits as
+    transforms' quat_mul and quat_to_rotvec, whose atan2 is math's): the
+    foot lock asks for two steps of three bones at a time."""
+    out, anim = np.asarray(out_rots, dtype=np.float64), np.asarray(anim_rots, dtype=np.float64)
+    rows = [_rotvec(fk.quat_mul(a, fk.quat_conjugate(b))) for a, b in zip(out.reshape(-1, 4).tolist(),
+                                                                          anim.reshape(-1, 4).tolist())]
+    return np.array(rows, dtype=np.float64).reshape(out.shape[:-1] + (3,))
+
+
+def _rotvec(q):
+    """transforms.quat_to_rotvec of one quaternion (a list)."""
+    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    w, x, y, z = q[0] / n, q[1] / n, q[2] / n, q[3] / n
+    if w < 0:
+        w, x, y, z = -w, -x, -y, -z
+    s = math.sqrt(x * x + y * y + z * z)
+    scale = 2.0 * math.atan2(s, w) / max(s, 1e-300) if s > 1e-12 else 2.0
+    return [x * scale, y * scale, z * scale]
 
 
 def released(anim_rots, c0, v0, count, dt, halflife):
@@ -81,12 +102,28 @@ def chain_points(parent_world, offsets, locs, rots):
     first bone's parent's pose, ``offsets`` (k, 4, 4), channels (n, k, 3/4)."""
     m = parent_world
     heads, mats = [], []
-    basis = tf.compose(locs, tf.quat_to_matrix(rots))      # every bone's at once (each matrix its own maths)
+    if len(rots) <= FEW_ROWS:       # transforms' compose and quat_to_matrix on Python floats: the same bits
+        basis = np.array([[_basis(l, q) for l, q in zip(ls, qs)] for ls, qs in zip(np.asarray(locs).tolist(),
+                                                                                    np.asarray(rots).tolist())])
+    else:
+        basis = tf.compose(locs, tf.quat_to_matrix(rots))      # every bone's at once (each matrix its own maths)
     for b in range(offsets.shape[0]):
         m = m @ offsets[b] @ basis[:, b]
         heads.append(m[:, :3, 3])
         mats.append(m[:, :3, :3])
     return np.stack(heads, axis=1), np.stack(mats, axis=1)
+
+
+FEW_ROWS = 4     # chain_points makes the bones' matrices on Python floats up to this many rows
+
+
+def _basis(loc, q):
+    """The 4x4 matrix (nested lists) of location ``loc`` and quaternion ``q``
+    (normalised first), as transforms.compose(loc, quat_to_matrix(q))."""
+    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    w, x, y, z = q[0] / n, q[1] / n, q[2] / n, q[3] / n
+    r = tf.rotation_elements(w, x, y, z)
+    return [[r[0], r[1], r[2], loc[0]], [r[3], r[4], r[5], loc[1]], [r[6], r[7], r[8], loc[2]], [0.0, 0.0, 0.0, 1.0]]
 
 
 def first_derivative(c, dt):
