@@ -39,7 +39,7 @@ from typing import Optional
 import numpy as np
 
 from ..bake import pipeline as core_bake
-from ..bake.pose import leg_joints
+from ..bake.pose import joint_heads, leg_joints
 from ..maths.resample import resample, sample_positions
 from . import bake_quality
 from . import path_metrics as pm
@@ -304,8 +304,7 @@ def _bake_figures(take, skeleton, result, baked, seconds, path_scale):
     at = core_bake.step_index(result, times)
     ctrl = result.controller
     d = np.linalg.norm((result.root_pos * path_scale)[:, :2] - (ctrl * path_scale)[:, :2], axis=1)
-    toes, ankles = core_bake.leg_points(skeleton, core_bake.forward_kinematics(
-        skeleton, result.locations, result.rotations, leg_joints(skeleton)))
+    toes, ankles = _leg_points(skeleton, result.locations, result.rotations)
     searches = int(result.searched.sum())
     costs = result.cost[result.searched]
     search_frames = frames[0] + np.flatnonzero(result.searched) * result.dt * sfps
@@ -327,6 +326,24 @@ def _bake_figures(take, skeleton, result, baked, seconds, path_scale):
                               contact=result.contacts[at], lock=result.locked[at], tracking_error=d[at],
                               root_yaw=core_bake.yaw_of(result.root_quat[at])),
     }
+
+
+def _leg_points(skeleton, locs, rots):
+    """core.bake.pipeline.leg_points of the pose channels' forward kinematics (the
+    heads alone are made)."""
+    if not skeleton.legs:
+        return None, None
+    heads = joint_heads(skeleton, locs, rots, leg_joints(skeleton))
+    return tuple(_as_in_matrices(heads[:, [leg[k] for leg in skeleton.legs]]) for k in (3, 2))
+
+
+def _as_in_matrices(points):
+    """``points`` (S, n, 3) laid out as leg_points' figures always were (the heads of
+    ``pose[:, legs]``, which numpy lays out legs first), so sums over them add in the
+    same order."""
+    box = np.empty((points.shape[1], points.shape[0], 4, 4))
+    box[:, :, :3, 3] = np.swapaxes(points, 0, 1)
+    return np.swapaxes(box, 0, 1)[:, :, :3, 3]
 
 
 def _scaled(j, s):
