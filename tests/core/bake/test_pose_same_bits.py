@@ -348,3 +348,20 @@ def test_the_report_leg_points_keep_their_values_and_layout():
     for new, old in zip(rp._leg_points(sk, result.locations, result.rotations),
                         _old_leg_points(sk, result.locations, result.rotations)):
         assert _same(new, old) and new.strides == old.strides
+
+
+def test_the_report_through_a_cache_is_the_same():
+    sk = _arms_skeleton()
+    take, result, baked = _random_bake(sk, np.random.default_rng(9))
+    allowed = np.ones(len(take.clip_index), bool)
+    kept = {}
+
+    def cache(key, make):
+        if key not in kept:
+            kept[key] = make()
+        return kept[key]
+
+    alone = rp.measure_bake(take, sk, result, baked, allowed, None, 0.5)
+    first, again = (rp.measure_bake(take, sk, result, baked, allowed, None, 0.5, cache=cache) for _ in range(2))
+    assert any(key.startswith("raw_low_sliding_") for key in kept)
+    assert pickle.dumps(alone) == pickle.dumps(first) == pickle.dumps(again)
