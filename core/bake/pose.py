@@ -38,55 +38,138 @@ def inertialize(pose_locations, pose_rotations, rows, jumped, hips, nxt, fps, ha
     faster than this (its half-life lengthened, at most :data:`MAX_FADE_STRETCH`
     times), so a large offset does not turn the joint faster than the data does."""
     dt = 1.0 / fps
-    lin = (pose_locations[nxt, hips] - pose_locations[:, hips]) * fps
-    locs = pose_locations[rows].astype(np.float64)
-    rots = tf.quat_normalize(pose_rotations[rows].astype(np.float64))
-    J = rots.shape[1]
-    x, v, px, pv = np.zeros((J, 3)), np.zeros((J, 3)), np.zeros(3), np.zeros(3)
+    locs = pose_locations[rows].astype(np.float64, copy=False)   # rows' own copies (float64 already: kept)
+    rots = tf.quat_normalize(pose_rotations[rows])
     jumps = np.flatnonzero(jumped[1:]) + 1
-    # Only the rows jumped from and to need their joints' angular velocities.
+    if not len(jumps):
+        return locs, rots
     srcs, dsts = nxt[rows[jumps - 1]], rows[jumps]
+    lengths = np.append(jumps[1:], len(rows)) - jumps
+    y = halflife_to_damping(halflife)
+    x0, v0, y0 = _rotation_offsets(pose_rotations, nxt, fps, srcs, dsts, lengths, y, fade_speeds)
+    p0, pv0 = _hip_offsets(pose_locations, hips, nxt, fps, srcs, dsts, lengths, y)
+    # decay_spring of the rotations and of the hips' location: one decay factor for
+    # both. The jump's own step shows the whole offset (what was playing, one data
+    # step on); the fade starts from there. The pieces run on to the last step.
+    piece = np.repeat(np.arange(len(jumps)), lengths)
+    k = np.arange(jumps[0], len(rows)) - np.repeat(jumps, lengths)
+    t = k * dt
+    e = same_everywhere.exp(-y * t)
+    xs = _faded(x0[piece], v0[piece], y0[piece][:, :, None], _decays(y0[piece], y, t, e)[:, :, None],
+                t[:, None, None])
+    ps = _faded(p0[piece], pv0[piece], y, e[:, None], t[:, None])
+    rots[jumps[0]:] = tf.quat_mul(tf.quat_from_rotvec(xs), rots[jumps[0]:])
+    locs[jumps[0]:, hips] += ps
+    return locs, rots
+
+
+def _faded(x, v, y, e, t):
+    """The offset of :func:`core.maths.springs.spring_floats` (goal 0), its velocity
+    left out: ``e (j0 + j1 t) + 0`` with ``j0 = x - 0``, ``j1 = v + j0 y``, the same
+    operations (a sum's two terms swapped: the same bits), into ``x`` and one scratch array."""
+    j0 = np.subtract(x, 0.0, out=x)
+    out = np.multiply(j0, y, out=np.empty(np.broadcast_shapes(x.shape, np.shape(y))))
+    np.add(v, out, out=out)
+    np.multiply(out, t, out=out)
+    np.add(j0, out, out=out)
+    np.multiply(out, e, out=out)
+    return np.add(out, 0.0, out=out)
+
+
+def _rotation_offsets(pose_rotations, nxt, fps, srcs, dsts, lengths, y, fade_speeds):
+    """Each jump's joints' rotation offsets (n, J, 3), their velocities (n, J, 3) and
+    fade rates (n, J) as the jump starts: from the row played before it (``srcs``,
+    one data step on) to the one after (``dsts``), with what the last jump's fade
+    left ``lengths`` steps on. One jump after another, only each fade's last value."""
+    dt = 1.0 / fps
+    # Only the rows jumped from and to need their joints' angular velocities.
     av_src, av_dst = angular_velocities_of(pose_rotations, nxt, fps, srcs), \
         angular_velocities_of(pose_rotations, nxt, fps, dsts)
-    ends = np.append(jumps[1:], len(rows))
-    y = halflife_to_damping(halflife)
-    # Each jump's offsets carry on from what the last one's fade left: the jumps
-    # one after another, only each fade's last value; then every faded step at once.
     norm_src = tf.quat_normalize(pose_rotations[srcs].astype(np.float64))
     conj_dst = tf.quat_conjugate(tf.quat_normalize(pose_rotations[dsts].astype(np.float64)))
-    starts = []
-    for i, (a, b) in enumerate(zip(jumps, ends)):
-        # What was playing would have continued to nxt[rows[a - 1]] at this instant:
-        # the new offset is what was shown (with the offset still fading) less the new row.
-        src, r = srcs[i], dsts[i]
-        shown = tf.quat_mul(tf.quat_from_rotvec(x), norm_src[i])
-        x = tf.quat_to_rotvec(tf.quat_mul(shown, conj_dst[i]))
+    J = pose_rotations.shape[1]
+    xs, vs, ys = np.empty((len(srcs), J, 3)), np.empty((len(srcs), J, 3)), np.empty((len(srcs), J))
+    x, v = np.zeros((J, 3)), np.zeros((J, 3))
+    # The second factors of every Hamilton product, each term's signed component (quat_mul_terms).
+    src_terms, dst_terms = quat_mul_terms(norm_src), quat_mul_terms(conj_dst)
+    for i, n in enumerate(lengths.tolist()):
+        # The new offset is what was shown (with the offset still fading) less the new row.
+        shown = quat_mul_by(quat_from_rotvec(x), src_terms[i])
+        x = quat_to_rotvec(quat_mul_by(shown, dst_terms[i]))
         v = (av_src[i] + v) - av_dst[i]
-        px = (pose_locations[src, hips] + px) - pose_locations[r, hips]
-        pv = (lin[src] + pv) - lin[r]
         # Each joint's rate: ``y``, or slower for an offset that would turn it too fast.
         yj = fade_rates(x, y, fade_speeds)
-        starts.append((x, v, px, pv, yj))
-        # The fade's value at its end, b - a steps on (the next jump starts from it).
-        t = float(b - a) * dt
+        xs[i], vs[i], ys[i] = x, v, yj
+        # The fade's value at its end, n steps on (the next jump starts from it).
+        t = float(n) * dt
         e = same_everywhere.exp_float(-y * t)
-        x, v = spring_floats(x, v, 0.0, yj[:, None], _decays(yj, y, t, e)[:, None], t)
-        px, pv = spring_floats(px, pv, 0.0, y, e, t)
-    if len(jumps):
-        # decay_spring of the rotations and of the hips' location: one decay factor for
-        # both. The jump's own step shows the whole offset (what was playing, one data
-        # step on); the fade starts from there.
-        k = np.concatenate([np.arange(0, b - a) for a, b in zip(jumps, ends)])
-        piece = np.repeat(np.arange(len(jumps)), ends - jumps)
-        steps = np.repeat(jumps, ends - jumps) + k
-        t = k * dt
-        e = same_everywhere.exp(-y * t)
-        x0, v0, p0, pv0, y0 = (np.array(part)[piece] for part in zip(*starts))
-        xs, _ = spring_floats(x0, v0, 0.0, y0[:, :, None], _decays(y0, y, t, e)[:, :, None], t[:, None, None])
-        ps, _ = spring_floats(p0, pv0, 0.0, y, e[:, None], t[:, None])
-        rots[steps] = tf.quat_mul(tf.quat_from_rotvec(xs), rots[steps])
-        locs[steps, hips] += ps
-    return locs, rots
+        decays = np.full(len(yj), e)
+        slow = yj != y
+        if slow.any():      # _decays of one time
+            decays[slow] = same_everywhere.exp(-yj[slow] * t)
+        x, v = spring_floats(x, v, 0.0, yj[:, None], decays[:, None], t)
+    return xs, vs, ys
+
+
+# quat_mul(a, b)'s component k is the sum, in this order, of a's component m times
+# _SIGN[m, k] b[_PICK[m, k]] (aw bw - ax bx - ay by - az bz, ...); x - p is x + (-p), bit for bit.
+_PICK = np.array([[0, 1, 2, 3], [1, 0, 3, 2], [2, 3, 0, 1], [3, 2, 1, 0]])
+_SIGN = np.array([[1.0, 1.0, 1.0, 1.0], [-1.0, 1.0, -1.0, 1.0], [-1.0, 1.0, 1.0, -1.0], [-1.0, -1.0, 1.0, 1.0]])
+
+
+def quat_mul_terms(b):
+    """(..., 4, 4) the signed components of quaternions ``b`` (..., 4) that
+    :func:`quat_mul_by` multiplies the first factor's components by."""
+    return b[..., _PICK] * _SIGN
+
+
+def quat_mul_by(a, terms):
+    """``tf.quat_mul(a, b)`` of float64 ``a`` (..., 4), ``terms`` = quat_mul_terms(b):
+    the same products added in the same order (the same bits), in fewer operations."""
+    p = a[..., :, None] * terms
+    return ((p[..., 0, :] + p[..., 1, :]) + p[..., 2, :]) + p[..., 3, :]
+
+
+def quat_from_rotvec(r):
+    """``tf.quat_from_rotvec`` of float64 ``r`` (..., 3): the same operations (the
+    norm is tf.row_norm, numpy's norm's sum of squares), less overhead."""
+    angle = tf.row_norm(r, keepdims=True)
+    half = 0.5 * angle
+    k = np.where(angle > 1e-12, np.sin(half) / np.maximum(angle, 1e-300), 0.5)
+    return np.concatenate([np.cos(half), r * k], axis=-1)
+
+
+def quat_to_rotvec(q):
+    """``tf.quat_to_rotvec`` of float64 ``q`` (..., 4): the same operations, less overhead."""
+    q = q / tf.row_norm(q, keepdims=True)
+    q = np.where(q[..., :1] < 0, -q, q)
+    v = q[..., 1:]
+    s = tf.row_norm(v, keepdims=True)
+    angle = 2.0 * np.fromiter(map(math.atan2, s.ravel().tolist(), q[..., :1].ravel().tolist()),
+                              dtype=np.float64, count=s.size).reshape(s.shape)
+    scale = np.where(s > 1e-12, angle / np.maximum(s, 1e-300), 2.0)
+    return v * scale
+
+
+def _hip_offsets(pose_locations, hips, nxt, fps, srcs, dsts, lengths, y):
+    """The hips' location offsets (n, 3) and their velocities (n, 3) as each jump
+    starts, as :func:`_rotation_offsets` (float by float: the same sums)."""
+    dt = 1.0 / fps
+    hip = pose_locations[:, hips]
+    at_src, at_dst = hip[srcs].astype(np.float64).tolist(), hip[dsts].astype(np.float64).tolist()
+    lin_src = ((hip[nxt[srcs]] - hip[srcs]) * fps).astype(np.float64).tolist()
+    lin_dst = ((hip[nxt[dsts]] - hip[dsts]) * fps).astype(np.float64).tolist()
+    px, pv, ps, pvs = [0.0] * 3, [0.0] * 3, [], []
+    for i, n in enumerate(lengths.tolist()):
+        px = [(a + p) - b for a, p, b in zip(at_src[i], px, at_dst[i])]
+        pv = [(a + p) - b for a, p, b in zip(lin_src[i], pv, lin_dst[i])]
+        ps.append(px)
+        pvs.append(pv)
+        t = float(n) * dt
+        e = same_everywhere.exp_float(-y * t)
+        faded = [spring_floats(p, q, 0.0, y, e, t) for p, q in zip(px, pv)]
+        px, pv = [f[0] for f in faded], [f[1] for f in faded]
+    return np.array(ps), np.array(pvs)
 
 
 def _decays(rates, y, t, common):
@@ -133,16 +216,33 @@ def forward_kinematics(skeleton, locs, rots, joints=None):
     ``joints`` (default all): only these bones and their ancestors are computed
     (the others are NaN); each computed one is what the whole pose gives, bit for bit.
     Made with the steps last (tf.pose_fk_frames_last)."""
+    need, out = _fk_steps_last(skeleton, locs, rots, joints)
+    return tf.frames_first(out, need, len(skeleton.parents))
+
+
+def joint_heads(skeleton, locs, rots, joints=None):
+    """The bones' armature-space heads (S, J, 3): ``forward_kinematics(...)[:, :, :3, 3]``
+    (the same bits), without copying out the whole matrices."""
+    need, out = _fk_steps_last(skeleton, locs, rots, joints)
+    heads = np.full((out.shape[-1], len(skeleton.parents), 3), np.nan)
+    heads[:, need] = np.moveaxis(out[:, :3, 3], -1, 0)
+    return heads
+
+
+def _fk_steps_last(skeleton, locs, rots, joints):
+    """(the joints computed, their matrices (n, 4, 4, S)) for :func:`forward_kinematics`."""
     need = list(range(len(skeleton.parents))) if joints is None else tf.with_ancestors(skeleton.parents, joints)
     locs, rots = np.asarray(locs)[:, need], np.asarray(rots)[:, need]
     # tf.compose(locs, tf.quat_to_matrix(rots)), built with the steps last.
     q = tf.quat_normalize(rots)
-    basis = np.zeros((len(need), 4, 4, len(q)))
-    for k, e in enumerate(tf.rotation_elements(*(q[:, :, c].T for c in range(4)))):
+    basis = np.empty((len(need), 4, 4, len(q)))
+    # The quaternions' components each one contiguous run (need, S): the same products, faster.
+    for k, e in enumerate(tf.rotation_elements(*np.ascontiguousarray(q.transpose(2, 1, 0)))):
         basis[:, k // 3, k % 3] = e
     basis[:, :3, 3] = np.moveaxis(locs, 0, -1)
+    basis[:, 3, :3] = 0.0
     basis[:, 3, 3] = 1.0
-    return tf.pose_fk_frames_last(skeleton.parents, skeleton.offsets, basis, need)
+    return need, tf.pose_fk_chain(skeleton.parents, skeleton.offsets, basis, need)
 
 
 def leg_joints(skeleton):

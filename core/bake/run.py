@@ -236,7 +236,7 @@ def bake(database, path, settings=None, tag_query="", cache=None, clock=time.per
     cache = cache or _no_cache
     settings = BakeSettings() if settings is None else settings
     path = path.checked(database)
-    skeleton = skeleton_of(database)
+    skeleton = cache("bake_skeleton", lambda: skeleton_of(database))
     allowed, playable = selection.bake_rows(database, tag_query, settings)
     settings = with_take_toe_floor(settings, database)
     result = yield from pipeline.bake_steps(

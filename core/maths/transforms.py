@@ -2,6 +2,9 @@
 
 Quaternions are ``(w, x, y, z)``; matrices act on column vectors. Every function
 accepts arrays with arbitrary leading dimensions (frames, joints, ...).
+
+long file: forward kinematics (its chain of 4x4 products, made with the frames
+last, and the copy back) stays beside the products whose term order it keeps.
 """
 
 import numpy as np
@@ -336,25 +339,58 @@ def pose_fk_frames_last(parents, offsets, basis_t, order):
     frames rather than along four elements) and copied back once, so callers get
     the layout they always had (a sum over an axis, or ``@``, may round
     differently on another layout)."""
+    order = list(order)
+    return frames_first(pose_fk_chain(parents, offsets, basis_t, order), order, len(parents))
+
+
+def pose_fk_chain(parents, offsets, basis_t, order):
+    """The matrices of :func:`pose_fk_frames_last` as they are made: (len(order),
+    4, 4, F), one per joint of ``order``, the frames last. When every matrix is
+    finite with the last row exactly (+0, +0, +0, 1), that row of each product is
+    too (0 x finite sums to a zero, and the last term, 1 x +0, makes it +0): it is
+    set, not computed (the other rows never read it)."""
     offsets = np.asarray(offsets, dtype=np.float64)
     order = list(order)
-    out = np.empty((len(parents), 4, 4, basis_t.shape[-1]))
-    if len(order) < len(parents):
-        out[sorted(set(range(len(parents))) - set(order))] = np.nan
+    slot = {j: i for i, j in enumerate(order)}
+    out = np.empty((len(order), 4, 4, basis_t.shape[-1]))
+    rows = 3 if _rigid_rows(offsets[order]) and _rigid_rows(basis_t) else 4
     step, term = np.empty(out.shape[1:]), np.empty(out.shape[1:])
-    for b, j in zip(basis_t, order):
+    for i, (b, j) in enumerate(zip(basis_t, order)):
         p = parents[j]
         if p < 0:
-            _mm4_last(offsets[j][:, :, None], b, out[j], term)
+            _mm4_last(offsets[j][:, :, None], b, out[i], term, rows)
         else:
-            _mm4_last(out[p], offsets[j][:, :, None], step, term)
-            _mm4_last(step, b, out[j], term)
-    return np.ascontiguousarray(np.moveaxis(out, -1, 0))
+            _mm4_last(out[slot[p]], offsets[j][:, :, None], step, term, rows)
+            _mm4_last(step, b, out[i], term, rows)
+    if rows == 3:
+        out[:, 3] = np.array([0.0, 0.0, 0.0, 1.0])[:, None]
+    return out
 
 
-def _mm4_last(a, b, out, term):
+def _rigid_rows(m):
+    """Matrices ``m`` (n, 4, 4, ...) all finite, each last row exactly (+0, +0, +0, 1)."""
+    last = m[:, 3]
+    return bool(np.isfinite(m).all() and (last[:, :3] == 0.0).all() and not np.signbit(last[:, :3]).any()
+                and (last[:, 3] == 1.0).all())
+
+
+def frames_first(out, order, count):
+    """(F, count, 4, 4) of the joints ``order``'s matrices ``out`` (len(order), 4, 4, F),
+    the other joints NaN; copied joint by joint (each a transposed block of 16 rows)."""
+    F = out.shape[-1]
+    res = np.empty((F, count, 4, 4))
+    for j in sorted(set(range(count)) - set(order)):
+        res[:, j] = np.nan
+    for i, j in enumerate(order):
+        np.copyto(res[:, j].reshape(F, 16).T, out[i].reshape(16, F))
+    return res
+
+
+def _mm4_last(a, b, out, term, rows=4):
     """:func:`mm4` of matrices (4, 4, ...) with the matrix axes first, into
-    ``out``; ``term`` (the shape of ``out``) is scratch."""
+    ``out``; ``term`` (the shape of ``out``) is scratch. ``rows``: only the first
+    this many rows of the product are made (the others left as they are)."""
+    a, out, term = a[:rows], out[:rows], term[:rows]
     np.multiply(a[:, 0, None], b[None, 0], out=out)
     for k in (1, 2, 3):
         np.multiply(a[:, k, None], b[None, k], out=term)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..bake import pipeline as core_bake
-from ..bake.pose import leg_joints
+from ..bake.pose import joint_heads, leg_joints
 from ..errors import MotionMatchingError
 from ..maths.resample import resample
 from ..skeleton import humanoid_map
@@ -64,7 +64,19 @@ def take_of(database):
 
 def upper_arms(skeleton):
     """[left, right] upper-arm bone indices of the skeleton by the humanoid
-    mapping, or None when it has none."""
+    mapping, or None when it has none (found once per skeleton: the last one's kept)."""
+    key = (tuple(skeleton.names), np.asarray(skeleton.parents).tobytes(), np.asarray(skeleton.offsets).dtype.str,
+           np.asarray(skeleton.offsets).tobytes())
+    if _ARMS.get("key") != key:
+        _ARMS["key"], _ARMS["arms"] = key, _find_upper_arms(skeleton)
+    arms = _ARMS["arms"]
+    return None if arms is None else list(arms)
+
+
+_ARMS = {}      # upper_arms' last skeleton (its key) and what it found
+
+
+def _find_upper_arms(skeleton):
     J = len(skeleton.names)
     rest = core_bake.forward_kinematics(skeleton, np.zeros((1, J, 3)), np.tile([1.0, 0.0, 0.0, 0.0], (1, J, 1)))
     try:
@@ -81,8 +93,7 @@ def skeleton_joints(skeleton, locs, rots, fps, contacts, scale=1.0):
     """A :class:`core.measure.bake_quality.Joints` of pose channels (T, J, 3),
     (T, J, 4) in armature space (times ``scale``); the skeleton has two legs."""
     arms = upper_arms(skeleton)
-    pose = core_bake.forward_kinematics(skeleton, locs, rots, [skeleton.hips] + leg_joints(skeleton) + (arms or []))
-    heads = pose[:, :, :3, 3] * scale
+    heads = joint_heads(skeleton, locs, rots, [skeleton.hips] + leg_joints(skeleton) + (arms or [])) * scale
     legs = skeleton.legs
 
     def pair(k):

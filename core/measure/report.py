@@ -39,7 +39,7 @@ from typing import Optional
 import numpy as np
 
 from ..bake import pipeline as core_bake
-from ..bake.pose import leg_joints
+from ..bake.pose import joint_heads, leg_joints
 from ..maths.resample import resample, sample_positions
 from . import bake_quality
 from . import path_metrics as pm
@@ -234,19 +234,18 @@ def any_between(flags, at):
     return (c[at + 1] - c[prev + 1]) > 0
 
 
-def low_foot_sliding(take, baked_toes, baked_ankles, baked_root, fps):
+def low_foot_sliding(take, baked_toes, baked_ankles, baked_root, fps, cache=None):
     """The low-foot figures: toes and ankles of the bake (S, 2, 3) each, or None
     without legs, along ``baked_root`` (S, 3) at ``fps``, against the take's own
     rows measured the same way (steps between clips not counted); the floors are
-    the take's heights over its contact rows."""
-    contacts = np.asarray(take.contacts, dtype=bool)
+    the take's heights over its contact rows. ``cache(key, make)`` (optional, see
+    :func:`measure_bake`) keeps the take's own figures."""
+    cache = cache or (lambda _key, make: make())
     measured = {}
     for key, margin in LOW_MARGINS:
-        raw_points, baked = (take.toe_positions, baked_toes) if key == "toe" else (take.foot_positions, baked_ankles)
-        raw_points = np.asarray(raw_points)
-        floor = pm.contact_height(raw_points[:, :, 2], contacts)
-        raw = pm.ankle_sliding(raw_points, take.root_positions, fps, floor, margin=margin, max_speed=None,
-                               segments=take.clip_index)
+        baked = baked_toes if key == "toe" else baked_ankles
+        raw, floor = cache("raw_low_sliding_%s_%r_%r" % (key, margin, fps),
+                           lambda key=key, margin=margin: _raw_sliding(take, key, margin, fps))
         ours = pm.ankle_sliding(baked, baked_root, fps, floor, margin=margin, max_speed=None) \
             if baked is not None else None
         measured[key] = (raw, ours, floor)
@@ -290,22 +289,29 @@ def measure_bake(take, skeleton, result, baked, allowed, facing, seconds, path_s
     for another rig's size). ``cache(key, make)``: returns ``make()``, or what
     it returned before for ``key`` on the same database (default: no cache)."""
     cache = cache or (lambda _key, make: make())
-    report = BakeReport(**_bake_figures(take, skeleton, result, baked, seconds, path_scale))
+    report = BakeReport(**_bake_figures(take, skeleton, result, baked, seconds, path_scale, cache))
     if len(skeleton.legs) >= 2:
         for k, v in _quality(take, skeleton, result, baked, allowed, facing, path_scale, cache).items():
             setattr(report, k, v)
     return report
 
 
-def _bake_figures(take, skeleton, result, baked, seconds, path_scale):
+def _raw_sliding(take, key, margin, fps):
+    """(the take's own sliding figures, its floor) of the ``key`` points ("toe" or "ankle")."""
+    raw_points = np.asarray(take.toe_positions if key == "toe" else take.foot_positions)
+    floor = pm.contact_height(raw_points[:, :, 2], np.asarray(take.contacts, dtype=bool))
+    return pm.ankle_sliding(raw_points, take.root_positions, fps, floor, margin=margin, max_speed=None,
+                            segments=take.clip_index), floor
+
+
+def _bake_figures(take, skeleton, result, baked, seconds, path_scale, cache=None):
     """The report's counts, low-foot sliding, tracking and costs, and the per-frame figures."""
     frames, times, sfps = baked.frames, baked.times, baked.fps
     fps = take.fps
     at = core_bake.step_index(result, times)
     ctrl = result.controller
     d = np.linalg.norm((result.root_pos * path_scale)[:, :2] - (ctrl * path_scale)[:, :2], axis=1)
-    toes, ankles = core_bake.leg_points(skeleton, core_bake.forward_kinematics(
-        skeleton, result.locations, result.rotations, leg_joints(skeleton)))
+    toes, ankles = _leg_points(skeleton, result.locations, result.rotations)
     searches = int(result.searched.sum())
     costs = result.cost[result.searched]
     search_frames = frames[0] + np.flatnonzero(result.searched) * result.dt * sfps
@@ -315,7 +321,7 @@ def _bake_figures(take, skeleton, result, baked, seconds, path_scale):
         "frames": int(len(frames)), "frame_start": int(frames[0]), "frame_end": int(frames[-1]),
         "fps": float(sfps), "database_fps": float(fps), "steps": int(len(result.rows)),
         "searches": searches, "jumps": int(result.jumped.sum()), "foot_locks": int(result.lock_count),
-        **low_foot_sliding(take, toes, ankles, result.root_pos, fps),
+        **low_foot_sliding(take, toes, ankles, result.root_pos, fps, cache),
         "tracking_error_mean_m": float(d.mean()), "tracking_error_max_m": float(d.max()),
         "match_cost_mean": float(costs.mean()) if searches else 0.0,
         "match_cost_max": float(costs.max()) if searches else 0.0,
@@ -327,6 +333,24 @@ def _bake_figures(take, skeleton, result, baked, seconds, path_scale):
                               contact=result.contacts[at], lock=result.locked[at], tracking_error=d[at],
                               root_yaw=core_bake.yaw_of(result.root_quat[at])),
     }
+
+
+def _leg_points(skeleton, locs, rots):
+    """core.bake.pipeline.leg_points of the pose channels' forward kinematics (the
+    heads alone are made)."""
+    if not skeleton.legs:
+        return None, None
+    heads = joint_heads(skeleton, locs, rots, leg_joints(skeleton))
+    return tuple(_as_in_matrices(heads[:, [leg[k] for leg in skeleton.legs]]) for k in (3, 2))
+
+
+def _as_in_matrices(points):
+    """``points`` (S, n, 3) laid out as leg_points' figures always were (the heads of
+    ``pose[:, legs]``, which numpy lays out legs first), so sums over them add in the
+    same order."""
+    box = np.empty((points.shape[1], points.shape[0], 4, 4))
+    box[:, :, :3, 3] = np.swapaxes(points, 0, 1)
+    return np.swapaxes(box, 0, 1)[:, :, :3, 3]
 
 
 def _scaled(j, s):
