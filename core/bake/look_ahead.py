@@ -150,6 +150,8 @@ def look_ahead_tables(db, root_positions, root_quats, allowed, fps, seconds, bod
     # Not in contact at a sample time or at the one before (the row itself before the first).
     t.lifted = ~(t.ahead_contacts & np.concatenate([t.contacts[:, None], t.ahead_contacts[:, :-1]], axis=1))
     t.contact_list = t.contacts.tolist()          # per row [left, right]
+    # Per row and foot: its state for the jump cost, contact * (cap + 1) + time in it.
+    t.foot_state = t.contacts * (t.cap + 1) + np.asarray(t.in_state, dtype=np.int64)
     t.step_list = t.step_xy.tolist()
     return vars(t)
 
@@ -168,6 +170,7 @@ class LookAhead:
         self.last = None                    # (row, x, y, yaw) of the previous step
         self.since_jump = 10 ** 9           # steps since the played rows last jumped
         self._gathered_for, self._gathered = None, None
+        self._terms_cache = {}
 
     def played(self, row, root, rate=1.0, moved_on=None):
         """Note the row played on this step and where the root is (the bake's own
@@ -260,16 +263,32 @@ class LookAhead:
     def jump_cost(self, rows, on_row):
         """(K,) contact-phase cost of jumping to each of ``rows`` instead of playing
         on to ``on_row``: flipped contact states, and a different time spent in
-        the state."""
+        the state. Each foot's term depends on its state (contact, time in it) alone,
+        so it is read from a table of every state's term (the same operations)."""
         if rows is not self._gathered_for:      # the matcher asks about the same rows every time
-            self._gathered = (self.contacts[rows], self.in_state[rows])
+            keys = self.foot_state[rows]
+            self._gathered = (np.ascontiguousarray(keys[:, 0]), np.ascontiguousarray(keys[:, 1]))
             self._gathered_for = rows
-        contacts, in_state = self._gathered
-        flips = contacts != self.contacts[on_row]
-        gap = (np.asarray(self.played_time)[None, :] - in_state) / (T.phase_scale * self.fps)
+        left, right = self._gathered
+        on = self.contact_list[on_row]
         soon = T.rejump_cost * max(0.0, 1.0 - self.since_jump / (T.rejump_seconds * self.fps))
-        return T.jump_cost + soon + np.add.reduce(     # np.sum's sum, without its overhead
-            np.where(flips, T.contact_flip_cost, np.minimum(gap * gap, T.contact_flip_cost)), axis=1)
+        out = np.add(self._foot_terms(self.played_time[0], on[0]).take(left),
+                     self._foot_terms(self.played_time[1], on[1]).take(right))
+        return np.add(T.jump_cost + soon, out, out=out)
+
+    def _foot_terms(self, played_time, on):
+        """(2 (cap + 1),) one foot's jump cost for each state ``contact * (cap + 1) + time
+        in it`` of the row jumped to, the bake's foot ``played_time`` steps in its state
+        and ``on`` the contact of the row playing on (kept, few ever made)."""
+        key = (played_time, on)
+        terms = self._terms_cache.get(key)
+        if terms is None:
+            gap = (played_time - np.arange(self.cap + 1, dtype=np.int64)) / (T.phase_scale * self.fps)
+            near = np.minimum(gap * gap, T.contact_flip_cost)
+            flip = np.full(self.cap + 1, T.contact_flip_cost)
+            terms = np.concatenate([near, flip] if not on else [flip, near])
+            self._terms_cache[key] = terms
+        return terms
 
 
 def _history_copy(history):

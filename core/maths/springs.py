@@ -325,10 +325,15 @@ class ControllerGoals:
         :func:`yaw_spring` on the yaw, computed on Python floats (the same bits).
         ``pos``, ``vel``, ``goal_pos``: 3 numbers each; returns lists and floats."""
         (yp, ep), (yr, er) = self._decays(span)
-        pv = [spring_floats(x, v, g, yp, ep, span) for x, v, g in zip(pos, vel, goal_pos)]
+        (x0, x1, x2), (v0, v1, v2), (g0, g1, g2) = pos, vel, goal_pos
+        # spring_floats on each coordinate, written out (its operations, in its order).
+        j0, k0, l0 = x0 - g0, x1 - g1, x2 - g2
+        j1, k1, l1 = v0 + j0 * yp, v1 + k0 * yp, v2 + l0 * yp
         d = wrap_float(yaw - goal_yaw)
         d_new, rate = spring_floats(d, rate, 0.0, yr, er, span)
-        return [p for p, _ in pv], [v for _, v in pv], yaw + (d_new - d), rate
+        return ([ep * (j0 + j1 * span) + g0, ep * (k0 + k1 * span) + g1, ep * (l0 + l1 * span) + g2],
+                [ep * (v0 - j1 * yp * span), ep * (v1 - k1 * yp * span), ep * (v2 - l1 * yp * span)],
+                yaw + (d_new - d), rate)
 
     def _decays(self, span):
         """The position and yaw springs' ``(y, e)`` for a step of ``span`` (cached)."""

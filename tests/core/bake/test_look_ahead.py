@@ -4,6 +4,8 @@ turning away after it. The greedy search cannot tell them apart and takes the
 one that turns, and has to jump back each time the turn comes into view; with
 the path's next two seconds in view the bake plays the straight clip."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -219,3 +221,33 @@ def test_future_cost_is_its_terms_added_one_at_a_time_bit_for_bit():
         want = _future_cost_one_sum_at_a_time(ahead, rows, root, sim_pos, sim_yaw, s)
         got = ahead.future_cost(rows, root, sim_pos, sim_yaw, s)
         assert got.tobytes() == want.tobytes()
+
+
+def _jump_cost_as_before(ahead, rows, on_row):
+    """LookAhead.jump_cost as it was before its per-foot tables: every row's terms worked out."""
+    T = la.TUNING
+    flips = ahead.contacts[rows] != ahead.contacts[on_row]
+    gap = (np.asarray(ahead.played_time)[None, :] - ahead.in_state[rows]) / (T.phase_scale * ahead.fps)
+    soon = T.rejump_cost * max(0.0, 1.0 - ahead.since_jump / (T.rejump_seconds * ahead.fps))
+    return T.jump_cost + soon + np.add.reduce(
+        np.where(flips, T.contact_flip_cost, np.minimum(gap * gap, T.contact_flip_cost)), axis=1)
+
+
+@pytest.mark.parametrize("fps", [FPS, 30.0, 24.0])
+def test_jump_cost_from_tables_is_the_old_sum_bit_for_bit(fps):
+    rng = np.random.default_rng(43)
+    clips = [_clip(6.0), _clip(6.0, turn_at=1.0)]
+    n = sum(len(p) for p, _ in clips)
+    contacts = np.repeat(rng.random((n // 20 + 1, 2)) < 0.6, 20, axis=0)[:n]
+    db, _, _, _, pos, quats = _database(clips, contacts)
+    for ahead in (la.LookAhead(db, pos, quats, np.ones(n, dtype=bool), fps, 1.0),
+                  la.LookAhead(dataclasses.replace(db, contacts=None), pos, quats, np.ones(n, dtype=bool), fps, 1.0)):
+        all_rows = np.arange(n)
+        for trial in range(60):
+            ahead.played_time = [int(v) for v in rng.integers(0, ahead.cap + 1, size=2)]
+            ahead.since_jump = int(rng.choice([0, 3, 10, 10 ** 9]))
+            rows = all_rows if trial % 7 == 0 else rng.choice(n, size=int(rng.integers(0, 200)), replace=False)
+            on_row = int(rng.integers(0, n))
+            for _ in range(2):      # the second time from the rows' kept states
+                got = ahead.jump_cost(rows, on_row)
+                assert got.tobytes() == _jump_cost_as_before(ahead, rows, on_row).tobytes()

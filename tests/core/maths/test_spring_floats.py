@@ -58,3 +58,24 @@ def test_simulate_character_matches_numpy_steps_bit_for_bit():
     want = _simulate_with_numpy(pos, facing, 0.2, 0.3)
     for got, ref in zip((sim.positions, sim.velocities, sim.yaws, sim.yaw_rates), want):
         assert got.tobytes() == ref.astype(np.float64).tobytes()
+
+
+def test_goals_advance_is_spring_floats_per_coordinate_bit_for_bit():
+    from core.maths.springs import ControllerGoals, spring_floats, wrap_float
+
+    rng = np.random.default_rng(9)
+    pos = np.cumsum(rng.normal(scale=0.03, size=(50, 3)), axis=0)
+    goals = ControllerGoals(pos, None, DT, 0.2, 0.3, None)
+    for trial in range(300):
+        p, v, g = (rng.normal(scale=2.0, size=3).tolist() for _ in range(3))
+        yaw, rate, goal_yaw = (float(x) for x in rng.normal(scale=4.0, size=3))
+        span = float(rng.choice([DT, DT * 0.5, DT * 1.7, 1.0 / 24.0]))
+        (yp, ep), (yr, er) = goals._decays(span)
+        pv = [spring_floats(x, w, h, yp, ep, span) for x, w, h in zip(p, v, g)]
+        d = wrap_float(yaw - goal_yaw)
+        d_new, rate_new = spring_floats(d, rate, 0.0, yr, er, span)
+        want = ([a for a, _ in pv], [b for _, b in pv], yaw + (d_new - d), rate_new)
+        got = goals.advance(p, v, yaw, rate, g, goal_yaw, span)
+        assert np.array(got[0]).tobytes() == np.array(want[0]).tobytes()
+        assert np.array(got[1]).tobytes() == np.array(want[1]).tobytes()
+        assert np.array(got[2:]).tobytes() == np.array(want[2:]).tobytes()
