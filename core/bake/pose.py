@@ -94,8 +94,8 @@ def _rotation_offsets(pose_rotations, nxt, fps, srcs, dsts, lengths, y, fade_spe
     src_terms, dst_terms = quat_mul_terms(norm_src), quat_mul_terms(conj_dst)
     for i, n in enumerate(lengths.tolist()):
         # The new offset is what was shown (with the offset still fading) less the new row.
-        shown = quat_mul_by(quat_from_rotvec(x), src_terms[i])
-        x = quat_to_rotvec(quat_mul_by(shown, dst_terms[i]))
+        shown = quat_mul_by(tf.quat_from_rotvec(x), src_terms[i])
+        x = tf.quat_to_rotvec(quat_mul_by(shown, dst_terms[i]))
         v = (av_src[i] + v) - av_dst[i]
         # Each joint's rate: ``y``, or slower for an offset that would turn it too fast.
         yj = fade_rates(x, y, fade_speeds)
@@ -128,27 +128,6 @@ def quat_mul_by(a, terms):
     the same products added in the same order (the same bits), in fewer operations."""
     p = a[..., :, None] * terms
     return ((p[..., 0, :] + p[..., 1, :]) + p[..., 2, :]) + p[..., 3, :]
-
-
-def quat_from_rotvec(r):
-    """``tf.quat_from_rotvec`` of float64 ``r`` (..., 3): the same operations (the
-    norm is tf.row_norm, numpy's norm's sum of squares), less overhead."""
-    angle = tf.row_norm(r, keepdims=True)
-    half = 0.5 * angle
-    k = np.where(angle > 1e-12, np.sin(half) / np.maximum(angle, 1e-300), 0.5)
-    return np.concatenate([np.cos(half), r * k], axis=-1)
-
-
-def quat_to_rotvec(q):
-    """``tf.quat_to_rotvec`` of float64 ``q`` (..., 4): the same operations, less overhead."""
-    q = q / tf.row_norm(q, keepdims=True)
-    q = np.where(q[..., :1] < 0, -q, q)
-    v = q[..., 1:]
-    s = tf.row_norm(v, keepdims=True)
-    angle = 2.0 * np.fromiter(map(math.atan2, s.ravel().tolist(), q[..., :1].ravel().tolist()),
-                              dtype=np.float64, count=s.size).reshape(s.shape)
-    scale = np.where(s > 1e-12, angle / np.maximum(s, 1e-300), 2.0)
-    return v * scale
 
 
 def _hip_offsets(pose_locations, hips, nxt, fps, srcs, dsts, lengths, y):

@@ -168,7 +168,7 @@ def quat_to_rotvec(q):
     q = quat_normalize(q)
     q = np.where(q[..., :1] < 0, -q, q)
     v = q[..., 1:]
-    s = np.linalg.norm(v, axis=-1, keepdims=True)
+    s = row_norm(v, keepdims=True)
     angle = 2.0 * same_everywhere.arctan2(s, q[..., :1])
     # angle / s tends to 2 as s -> 0 (sin(a/2) ~ a/2).
     scale = np.where(s > 1e-12, angle / np.maximum(s, 1e-300), 2.0)
@@ -177,7 +177,7 @@ def quat_to_rotvec(q):
 
 def quat_from_rotvec(r):
     r = np.asarray(r, dtype=np.float64)
-    angle = np.linalg.norm(r, axis=-1, keepdims=True)
+    angle = row_norm(r, keepdims=True)
     half = 0.5 * angle
     # sin(a/2)/a tends to 1/2 as a -> 0.
     k = np.where(angle > 1e-12, np.sin(half) / np.maximum(angle, 1e-300), 0.5)
