@@ -134,7 +134,6 @@ def look_ahead_tables(db, root_positions, root_quats, allowed, fps, seconds, bod
     c, s = np.cos(yaw)[:, None], np.sin(yaw)[:, None]
     # Each row's future root, in the row's own ground frame: (N, M) x, y and yaw change.
     t.fxy = np.stack([c * d[..., 0] + s * d[..., 1], -s * d[..., 0] + c * d[..., 1]], axis=-1)
-    t.fx, t.fy = t.fxy[..., 0], t.fxy[..., 1]
     # The body's facing (hip joints) rather than the root's: the facing a viewer sees.
     turn = np.zeros(n) if body_turn is None else np.asarray(body_turn, dtype=np.float64)
     t.fyaw = springs.wrap_angle(yaw[ahead] + turn[ahead] - yaw[:, None])

@@ -172,7 +172,7 @@ def _future_cost_one_sum_at_a_time(ahead, rows, root, sim_pos, sim_yaw, s):
     px, py, yaw = root
     at = np.minimum(s + ahead.offsets, len(sim_pos) - 1)
     c, sn = np.cos(yaw), np.sin(yaw)
-    fx, fy = ahead.fx[rows], ahead.fy[rows]
+    fx, fy = ahead.fxy[rows][..., 0], ahead.fxy[rows][..., 1]
     wx = px + c * fx - sn * fy - sim_pos[at, 0]
     wy = py + sn * fx + c * fy - sim_pos[at, 1]
     dyaw = springs.wrap_angle(yaw + ahead.fyaw[rows] - sim_yaw[at])
