@@ -154,13 +154,13 @@ class LookAheadMatcher(Matcher):
     def search(self, s, cur, can_continue, root=None):
         qn = self.normalized_query(s, cur)
         near = self._near(cur) if cur is not None and can_continue else None
-        found = None if cur is None else self._pruned_jump_costs(qn, cur, near)
+        found, few = (None, None) if cur is None else self._pruned_jump_costs(qn, cur, near)
         if found is None:       # every row's feature cost
             rows, cost, order = self.rows, self._feature_costs(qn), self.tie_rows
             if near is not None:
                 cost[near[0]:near[1]][near[2]] = np.inf
-            if cur is not None:
-                rows, cost, order = self._with_jump_costs(rows, cost, cur)
+            if cur is not None:     # on from the round the filtered pricing reached
+                rows, cost, order = self._with_jump_costs(rows, cost, cur, few)
         else:
             rows, cost, order = found
         pick = la.rank(cost, la.CANDIDATES, order)
@@ -200,19 +200,20 @@ class LookAheadMatcher(Matcher):
     def _pruned_jump_costs(self, qn, cur, near):
         """What :meth:`_with_jump_costs` returns while it prices fewer than all rows (the same
         arrays), the feature costs worked out only for the rows :meth:`_within` keeps for each
-        round; None when it would price every row (or there are too few rows), for the caller
-        to cost every row."""
+        round, and the round's number of rows priced; None for the arrays when the rows kept
+        cannot show the candidates (too few rows, or every row would be priced), with the
+        round to go on from on every row's cost (the rounds before it gave nothing)."""
         few = la.CANDIDATES * PRUNE_FACTOR
         approx = self._approximate(qn, near) if len(self.rows) > few else None
         while approx is not None and len(self.rows) > few:
             keep = self._within(approx, qn, few + 1)
             if keep is None:
-                return None
+                return None, few
             found = self._jump_round(self.rows[keep], self._costs_of(qn, keep), self.tie_rows[keep], cur, few)
             if found is not None:
-                return found
+                return found, few
             few *= PRUNE_FACTOR
-        return None
+        return None, few
 
     def _approximate(self, qn, near):
         """(N,) ||x||^2 - 2 x.q of each allowed row x (BLAS: a filter only), inf for the rows near."""
@@ -250,13 +251,14 @@ class LookAheadMatcher(Matcher):
             return rows[sub], total, order[sub]
         return None
 
-    def _with_jump_costs(self, rows, cost, cur):
+    def _with_jump_costs(self, rows, cost, cur, few=None):
         """(rows, their feature cost plus the cost of jumping there, their tie order): only for the
         rows that can still be among the candidates when there are many (a jump
         costs at least JUMP_COST, so a row whose feature cost alone is past the
         candidates' worst total cannot be one); the same candidates as costing all.
-        When the few nearest cannot show that, PRUNE_FACTOR times as many are tried."""
-        few = la.CANDIDATES * PRUNE_FACTOR
+        When the few nearest cannot show that, PRUNE_FACTOR times as many are tried.
+        ``few``: the round to start from (default the first)."""
+        few = la.CANDIDATES * PRUNE_FACTOR if few is None else few
         while len(rows) > few:
             found = self._jump_round(rows, cost, self.tie_rows, cur, few)
             if found is not None:
