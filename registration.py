@@ -1,9 +1,10 @@
 """Register the add-on: property groups, operators and panels (each module
-lists its own ``classes``), then the handlers and the import menu entry;
-unregister in reverse. The one module that may import every layer."""
+lists its own ``classes``), then the handlers, the import menu entry and the
+command line (``blender -c motion_matching``); unregister in reverse. The one module that may import every layer."""
 
 import bpy
 
+from . import cli
 from .bridge import bake_props as bake_settings, handlers, preview, preview_follow, properties, retarget_props
 from .operators import (
     bake,
@@ -37,9 +38,11 @@ def register():
     preview.register()
     preview_follow.register()
     bpy.types.TOPBAR_MT_file_import.append(import_bvh.menu_import)
+    cli.register()
 
 
 def unregister():
+    cli.unregister()
     bpy.types.TOPBAR_MT_file_import.remove(import_bvh.menu_import)
     preview_follow.unregister()
     preview.unregister()

@@ -8,6 +8,7 @@ first ``import bpy`` so that Blender uses the throw-away directory, and
 (the zip is built inside it), so a run leaves nothing behind.
 """
 
+import importlib
 import os
 import shutil
 import subprocess
@@ -144,3 +145,40 @@ def start(user_dir=None):
     if not os.path.isfile(zip_path):
         zip_path = build_zip(os.path.join(user, "dist"))
     return install(zip_path)
+
+
+def addon_module(name):
+    """A module of the enabled extension, e.g. ``addon_module("cli.top_view")``."""
+    return importlib.import_module(MODULE + "." + name)
+
+
+def run_command(argv):
+    """``blender -b -c motion_matching argv`` for a checkout with the bpy module:
+    a throw-away user folder, the extension built and installed there, the
+    registered command called as Blender calls it, everything removed again.
+    Returns the command's exit status."""
+    import contextlib
+    import io
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):   # the installer's own status lines
+            start()
+    except ImportError:
+        print("motion_matching: this Python has no bpy module: use the environment of the set-up command "
+              "(README), or run blender -b -c motion_matching inside Blender.", file=sys.stderr)
+        finish()
+        return 1
+    try:
+        return addon_module("cli").execute(argv)
+    finally:
+        finish(blender_temp=True)
+
+
+def exit_now(code):
+    """End a tool's process with ``code``; once bpy is loaded, at once (bpy can
+    crash in Python's teardown in some Blender versions once exporters have run)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if "bpy" in sys.modules:
+        os._exit(code)
+    sys.exit(code)

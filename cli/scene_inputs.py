@@ -5,7 +5,7 @@ appended from a .blend, and the export files by extension.
 
 The ``check_*`` functions need no Blender (they run before it starts); the
 ``load_*`` ones run inside it. Each failure is a ``ValueError`` whose text is
-one sentence (:mod:`tools.mm_cli` turns it into ``mm_cli: ...``).
+one sentence (the command prints it as ``motion_matching: ...``).
 """
 
 import os

@@ -6,15 +6,16 @@ than 2 cm before it lifted: a line from where it planted to where it lifted).
 Planted: the bake's keyed ``mm_lock_left`` / ``mm_lock_right`` figures where the
 armature has them, else core.measure.path_metrics' planted definition applied to the
 world ankle positions. Everything is drawn in a scene of its own, rendered and
-removed again: the user's scene is left as it was. Used by tools/demo.py and
-``tools/mm_cli.py --top-view``; needs the add-on enabled (tools/addon_session.py).
-Developer tool, not part of the extension.
+removed again: the user's scene is left as it was. Used by ``bake --top-view``,
+the demo and the crowd bench.
 """
 
-import importlib
 import os
 
 import numpy as np
+
+from ..bridge import armature_data, compat, controller as bridge_controller, database_store
+from ..core.measure import path_metrics
 
 SLIDE_M = 0.02                      # a planted foot moving further than this is a slide
 PATH_COLOR = (0.15, 0.4, 0.95, 1.0)
@@ -24,15 +25,6 @@ SLIDE_COLOR = (0.95, 0.1, 0.1, 1.0)
 FLOOR_COLORS = ((0.8, 0.8, 0.8, 1.0), (0.7, 0.7, 0.7, 1.0))
 FOOT_SIZE = (0.24, 0.10)           # footprint length along the foot, width (m)
 
-
-def _addon(name):
-    """A module of the enabled extension (``name`` inside it, e.g. "core.measure.path_metrics")."""
-    import bpy
-
-    for module in bpy.context.preferences.addons.keys():
-        if module.endswith(".motion_matching") and module.startswith("bl_ext."):
-            return importlib.import_module(module + "." + name)
-    raise RuntimeError("The Motion Matching extension is not enabled.")
 
 
 # ----------------------------------------------------------------------------
@@ -46,16 +38,15 @@ def bones_of(armature, scene):
     keys = ("Hips", "LeftFoot", "RightFoot", "LeftToes", "RightToes")
     if all(mapped.get(k) for k in keys):
         return tuple(mapped[k] for k in keys)
-    b = _addon("bridge.database_store").load(scene).feature_bones
+    b = database_store.load(scene).feature_bones
     return b.hips, b.left_foot, b.right_foot, b.left_toe, b.right_toe
 
 
 def world_tracks(armature, frames, names):
     """World heads (F, len(names), 3) of the named bones on ``frames``, from
     the armature's keys in bulk."""
-    data = _addon("bridge.armature_data")
     ad = armature.animation_data
-    order, _parents, _rest, pose = data.armature_pose(armature, ad.action if ad else None,
+    order, _parents, _rest, pose = armature_data.armature_pose(armature, ad.action if ad else None,
                                                       np.asarray(frames, dtype=np.float64))
     pos = {n: i for i, n in enumerate(order)}
     pose = pose[:, [pos[n] for n in names]]
@@ -65,7 +56,6 @@ def world_tracks(armature, frames, names):
 
 def lock_flags(armature, frames):
     """(F, 2) bool from the keyed mm_lock_left / mm_lock_right, or None."""
-    compat = _addon("bridge.compat")
     ad = armature.animation_data
     if ad is None or ad.action is None:
         return None
@@ -82,9 +72,8 @@ def lock_flags(armature, frames):
 
 def planted_from_motion(ankles, toes, fps):
     """(F, 2) bool by core.measure.path_metrics' planted definition on world ankles."""
-    pm = _addon("core.measure.path_metrics")
-    floor = pm.planted_height(ankles, toes, fps)
-    steps = pm.planted(ankles, fps, floor)
+    floor = path_metrics.planted_height(ankles, toes, fps)
+    steps = path_metrics.planted(ankles, fps, floor)
     flags = np.zeros((len(ankles), 2), dtype=bool)
     flags[:-1] |= steps
     flags[1:] |= steps
@@ -121,8 +110,7 @@ def gather(armature, controller, scene=None, planted="motion"):
     names = bones_of(armature, scene)
     heads = world_tracks(armature, frames, names)
     hips, ankles, toes = heads[:, 0], heads[:, 1:3], heads[:, 3:5]
-    cb = _addon("bridge.controller")
-    path, _facing = cb.sample_controller(bpy.context, controller, frames)
+    path, _facing = bridge_controller.sample_controller(bpy.context, controller, frames)
     locks = lock_flags(armature, frames)
     if planted == "locks" and locks is not None:
         flags, source = locks, "the keyed foot locks"

@@ -28,8 +28,8 @@ class ManifestError(ValueError):
 
 FORMATS = {"bvh": ".bvh", "fbx": ".fbx", "glb": ".glb", "gltf": ".gltf"}
 CHARACTER_EXTENSIONS = (".glb", ".gltf", ".fbx")
-SPEED_SCALE_RANGE = (0.05, 20.0)    # as mm_cli's --speed-scale
-START_FRAME_RANGE = (0, 1000000)    # as mm_cli's --start-frame
+SPEED_SCALE_RANGE = (0.05, 20.0)    # as the bake command's --speed-scale
+START_FRAME_RANGE = (0, 1000000)    # as the bake command's --start-frame
 FPS_RANGE = (1.0, 1000.0)
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
@@ -198,7 +198,7 @@ def _path(value, where, folder):
         return {"scenario": _file(value, where, folder)}
     if not NAME.match(value):
         raise ManifestError("%s (%s) is neither a .json scenario file nor a built-in scenario name." % (where, value))
-    return {"scenario": value}   # a built-in name: mm_cli checks it
+    return {"scenario": value}   # a built-in name: the bake command checks it
 
 
 def _exports(value, where):
