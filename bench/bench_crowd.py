@@ -25,7 +25,7 @@ import numpy as np
 if not __package__:
     sys.exit("Run from the repository root as: python -m bench.bench_crowd")
 
-from tools import addon_session, path_measure, rig_trial, rigs, scene_curves, top_view  # noqa: E402
+from tools import addon_session, path_measure, rig_trial, rigs, scene_curves  # noqa: E402
 
 CURVE = ((0.0, 0.0, 0.0), (15.0, 0.0, 0.0), (25.0, 8.0, 0.0), (30.0, 22.0, 0.0), (42.0, 30.0, 0.0), (55.0, 30.0, 0.0))
 
@@ -73,7 +73,7 @@ def _measure(pairs, reports, fps):
     scene = bpy.context.scene
     facts, rows = [], []
     for (ctrl, arm), (_name, report) in zip(pairs, reports):
-        f = top_view.gather(arm, ctrl, scene)
+        f = addon_session.addon_module("cli.top_view").gather(arm, ctrl, scene)
         contacts = _contact_flags(arm, f["frames"])
         floor = pm.contact_height(f["ankles"][..., 2], contacts)
         slide = pm.ankle_sliding(f["ankles"], f["hips"], fps, floor, contacts=contacts)
@@ -120,7 +120,7 @@ def main():
         facts, rows, closest = _measure(pairs, results, fps)
         os.makedirs(args.out, exist_ok=True)
         picture = os.path.join(args.out, "crowd_top_view.png")
-        top_view.render_many(picture, facts, size=(1200, 900))
+        addon_session.addon_module("cli.top_view").render_many(picture, facts, size=(1200, 900))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     animated = (scene.frame_end - scene.frame_start) / fps

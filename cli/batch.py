@@ -167,7 +167,7 @@ def run_cli(command, args, log):
     proc = child.run(argv)
     os.makedirs(os.path.dirname(log), exist_ok=True)
     with open(log, "w", encoding="utf-8") as fh:
-        fh.write("$ %s\n%s\n%s" % (" ".join(child.command(argv)), proc.stdout, proc.stderr))
+        fh.write("$ %s\n%s\n%s" % (" ".join(child.shown(argv)), proc.stdout, proc.stderr))
     prefix = COMMAND + ": "
     said = [line[len(prefix):] for line in proc.stderr.splitlines() if line.startswith(prefix)]
     if proc.returncode == 0:

@@ -49,6 +49,14 @@ def command(argv):
     return [sys.executable, "-c", _BPY_MODULE_CHILD, addon_module(), *argv]
 
 
+def shown(argv):
+    """The command line as a person would type it (for logs): the Blender
+    program, or ``blender`` where the child is the bpy module's Python."""
+    import bpy
+
+    return [bpy.app.binary_path or "blender", "-b", "-c", COMMAND, *argv]
+
+
 def run(argv):
     """Run it and wait; returns the finished process (text stdout and stderr)."""
     return subprocess.run(command(argv), capture_output=True, text=True, stdin=subprocess.DEVNULL,

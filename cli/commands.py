@@ -57,7 +57,10 @@ def _run(name, argv):
         from . import batch
 
         return batch.main(argv)
-    from . import bake, bake_args
+    from . import bake_args
 
-    bake.run(bake_args.parse(argv, name))
+    args = bake_args.parse(argv, name)   # checked before Blender's side is loaded
+    from . import bake
+
+    bake.run(args)
     return 0

@@ -7,8 +7,11 @@ import os
 
 import pytest
 
-from tools import batch_manifest as bm
-from tools import mm_batch
+from addon_package import addon
+
+bm = addon("cli.batch_manifest")
+batch = addon("cli.batch")
+commands = addon("cli.commands")
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TAKE = os.path.join(REPO, "samples", "jl_mm_run.bvh")
@@ -163,16 +166,16 @@ def test_entries_are_chosen_by_numbers_and_ranges():
 
 def test_each_entry_becomes_the_command_line_of_a_single_bake(folder):
     m = bm.parse(manifest(), str(folder))
-    args = mm_batch.cli_args(m, m.entries[1], "/db.npz", "/o/e")
+    args = batch.cli_args(m, m.entries[1], "/db.npz", "/o/e")
     assert args[args.index("--database") + 1] == "/db.npz"
     assert args[args.index("--speed-scale") + 1] == "1.5" and args[args.index("--start-frame") + 1] == "61"
     assert args[args.index("--tag-query") + 1] == "walk"
     assert [args[i + 1] for i, a in enumerate(args) if a == "--export"] == ["/o/e/002_extra_show.bvh",
                                                                             "/o/e/002_extra_show.glb"]
-    plain = mm_batch.cli_args(m, m.entries[2], None, "/o/e")
+    plain = batch.cli_args(m, m.entries[2], None, "/o/e")
     assert "--controller" in plain and "--speed-scale" not in plain and "--tag-query" not in plain
     assert plain[plain.index("--bvh") + 1] == TAKE and "--mirror-takes" not in plain
-    assert "--mirror-takes" in mm_batch.database_args(m, m.entries[1])
+    assert "--mirror-takes" in batch.database_args(m, m.entries[1])
 
 
 def test_an_entry_mm_cli_would_refuse_is_named_before_anything_runs(folder, tmp_path):
@@ -180,7 +183,7 @@ def test_an_entry_mm_cli_would_refuse_is_named_before_anything_runs(folder, tmp_
                  str(folder))
     with pytest.raises(bm.ManifestError, match=r"entry 2 \(002_extra_show\): --scenario 'nowhere_builtin' is "
                                                 r"neither a built-in"):
-        mm_batch.check_entries(m, m.entries, str(tmp_path / "out"))
+        batch.check_entries(m, m.entries, str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()
 
 
@@ -188,18 +191,18 @@ def test_entries_on_an_exported_database_are_checked_with_its_file(folder, tmp_p
     data = manifest(database={"file": "db.npz"})
     del data["entries"][1]["mirror"]
     m = bm.parse(data, str(folder))
-    mm_batch.check_entries(m, m.entries, str(tmp_path / "out"))
-    args = mm_batch.cli_args(m, m.entries[0], None, "/o/e")
+    batch.check_entries(m, m.entries, str(tmp_path / "out"))
+    args = batch.cli_args(m, m.entries[0], None, "/o/e")
     assert args[args.index("--database") + 1] == str(folder / "db.npz") and "--bvh" not in args
 
 
 def test_the_count_of_a_checked_manifest(folder, capsys):
     (folder / "m.json").write_text(json.dumps(manifest()))
-    assert mm_batch.main([str(folder / "m.json"), "--out", str(folder / "out"), "--count"]) == 0
+    assert commands.main(["batch", str(folder / "m.json"), "--out", str(folder / "out"), "--count"]) == 0
     assert capsys.readouterr().out.strip() == "3"
     assert not (folder / "out").exists()
     data = manifest()
     data["entries"][2]["speed_scale"] = 2.0      # on a controller path
     (folder / "m.json").write_text(json.dumps(data))
-    assert mm_batch.main([str(folder / "m.json"), "--out", str(folder / "out"), "--count"]) == 1
-    assert "mm_batch: entry 3 (003_hero_lane): speed_scale" in capsys.readouterr().err
+    assert commands.main(["batch", str(folder / "m.json"), "--out", str(folder / "out"), "--count"]) == 1
+    assert "motion_matching: entry 3 (003_hero_lane): speed_scale" in capsys.readouterr().err

@@ -7,19 +7,22 @@ import os
 import pytest
 
 from core.bake import settings as bake
-from tools import cli_inputs, mm_cli
+from addon_package import addon
+
+bake_args = addon("cli.bake_args")
+scene_inputs = addon("cli.scene_inputs")
 
 BVH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "samples", "jl_mm_run.bvh")
 
 
 def test_every_knob_is_an_option(tmp_path):
-    args = mm_cli.parse(["--bvh", BVH, "--out", str(tmp_path / "o")])
+    args = bake_args.parse(["--bvh", BVH, "--out", str(tmp_path / "o")])
     for k in bake.knobs():
         assert getattr(args, k.name) is None, k.name     # not given: the scene's setting stays
 
 
 def test_options_reach_the_scene_settings(tmp_path):
-    args = mm_cli.parse(["--bvh", BVH, "--out", str(tmp_path / "o"), "--no-foot-lock", "--search-interval", "0.25",
+    args = bake_args.parse(["--bvh", BVH, "--out", str(tmp_path / "o"), "--no-foot-lock", "--search-interval", "0.25",
                          "--keep-window", "12", "--clamp-angle", "30"])
     assert args.foot_lock is False and args.search_interval == 0.25 and args.keep_window == 12
 
@@ -27,7 +30,7 @@ def test_options_reach_the_scene_settings(tmp_path):
         pass
 
     s = Settings()
-    mm_cli.set_bake_settings(s, args)
+    bake_args.set_bake_settings(s, args)
     assert s.use_foot_lock is False and s.search_interval == 0.25 and s.keep_window == 12
     assert math.isclose(s.clamp_angle, math.radians(30))
     assert not hasattr(s, "lock_speed")
@@ -37,13 +40,13 @@ def test_options_reach_the_scene_settings(tmp_path):
                                            ("--keep-window", "-3"), ("--clamp-angle", "400"),
                                            ("--clamp-distance", "inf")])
 def test_bad_bake_options_are_refused_in_a_sentence(tmp_path, option, value):
-    with pytest.raises(mm_cli.Failure, match=option):
-        mm_cli.parse(["--bvh", BVH, "--out", str(tmp_path / "o"), option, value])
+    with pytest.raises(bake_args.Failure, match=option):
+        bake_args.parse(["--bvh", BVH, "--out", str(tmp_path / "o"), option, value])
 
 
 def _refusal(tmp_path, *args):
-    with pytest.raises(mm_cli.Failure) as info:
-        mm_cli.parse(list(args))
+    with pytest.raises(bake_args.Failure) as info:
+        bake_args.parse(list(args))
     return str(info.value)
 
 
@@ -71,13 +74,13 @@ def test_bad_characters_exports_and_sources_are_refused_before_blender_starts(tm
 
 
 def test_a_blend_object_argument_splits_at_the_last_blend_colon():
-    assert cli_inputs.split_blend("C:/cast.v2.blend:Hero.001") == ("C:/cast.v2.blend", "Hero.001")
-    assert cli_inputs.split_blend("/a/hero.glb") == ("/a/hero.glb", None)
-    assert cli_inputs.EXPORT_FORMATS[".gltf"] == "GLTF_SEPARATE"
+    assert scene_inputs.split_blend("C:/cast.v2.blend:Hero.001") == ("C:/cast.v2.blend", "Hero.001")
+    assert scene_inputs.split_blend("/a/hero.glb") == ("/a/hero.glb", None)
+    assert scene_inputs.EXPORT_FORMATS[".gltf"] == "GLTF_SEPARATE"
 
 
 def test_a_faster_scenario_divides_its_times(tmp_path):
-    fast = mm_cli.load_scenario("straight_walk", 2.0)
-    slow = mm_cli.load_scenario("straight_walk")
+    fast = bake_args.load_scenario("straight_walk", 2.0)
+    slow = bake_args.load_scenario("straight_walk")
     assert [p[0] * 2.0 for p in fast.points] == [p[0] for p in slow.points]
     assert [p[1:] for p in fast.points] == [p[1:] for p in slow.points]

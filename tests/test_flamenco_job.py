@@ -10,7 +10,9 @@ import subprocess
 
 import pytest
 
-from tools import mm_batch
+from addon_package import addon
+
+batch = addon("cli.batch")
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 JOB_TYPE = os.path.join(REPO, "tools", "flamenco", "motion_matching_batch.js")
@@ -63,7 +65,7 @@ def compile_job(tmp_path_factory):
     harness.write_text(HARNESS)
 
     def run(**settings):
-        base = {"manifest": "/farm/crowd.toml", "output": "/farm/out", "repository": "/farm/motion_matching"}
+        base = {"manifest": "/farm/crowd.toml", "output": "/farm/out"}
         base.update(settings)
         proc = subprocess.run([node, str(harness), JOB_TYPE, json.dumps(base)], capture_output=True, text=True,
                               timeout=60)
@@ -74,19 +76,20 @@ def compile_job(tmp_path_factory):
 
 
 def _batch_args(task):
-    """The mm_batch arguments of a task's one command (after the shell's cd into the repository)."""
+    """(the program, the batch command's arguments) of a task's one command: Blender
+    in the background running the extension's command."""
     (command,) = task["commands"]
-    assert command["name"] == "exec" and command["parameters"]["exe"] == "/bin/sh"
+    assert command["name"] == "exec"
     args = command["parameters"]["args"]
-    assert args[:4] == ["-c", 'cd "$1" && shift && exec "$@"', "mm_batch", "/farm/motion_matching"]
-    assert args[5:7] == ["-m", "tools.mm_batch"]
-    return args[4], args[7:]
+    assert args[:4] == ["-b", "-c", "motion_matching", "batch"]
+    return command["parameters"]["exe"], args[4:]
 
 
 def test_ten_entries_in_chunks_of_four(compile_job):
     result = compile_job(entry_count=10)
     assert result["label"] == "Motion Matching Batch"
-    assert {"manifest", "output", "entry_count", "chunk_size", "repository", "python"} <= set(result["settings"])
+    assert {"manifest", "output", "entry_count", "chunk_size", "blender"} <= set(result["settings"])
+    assert not {"repository", "python"} & set(result["settings"])   # workers need Blender only
     names = [t["name"] for t in result["tasks"]]
     assert names == ["database", "bake-entries-1-4", "bake-entries-5-8", "bake-entries-9-10", "summary"]
     tasks = {t["name"]: t for t in result["tasks"]}
@@ -94,27 +97,27 @@ def test_ten_entries_in_chunks_of_four(compile_job):
     for name in names[1:4]:
         assert tasks[name]["dependencies"] == ["database"] and tasks[name]["type"] == "blender"
     assert tasks["summary"]["dependencies"] == names[1:4]
-    python, args = _batch_args(tasks["bake-entries-5-8"])
-    assert python == "python3"
+    blender, args = _batch_args(tasks["bake-entries-5-8"])
+    assert blender == "{blender}"   # the farm's variable for Blender on each platform
     assert args == ["/farm/crowd.toml", "--out", "/farm/out", "--entries", "5-8", "--jobs", "1", "--keep-going"]
     assert _batch_args(tasks["database"])[1][3:] == ["--database-only"]
     assert _batch_args(tasks["summary"])[1][3:] == ["--summary-only"]
     # Every task's command line is one the batch command accepts.
     for task in result["tasks"]:
-        parsed = mm_batch.parse_args(_batch_args(task)[1])
+        parsed = batch.parse_args(_batch_args(task)[1])
         assert parsed.manifest == "/farm/crowd.toml" and parsed.out == "/farm/out"
 
 
 @pytest.mark.parametrize("count, size, ranges", [(1, 4, ["1-1"]), (4, 4, ["1-4"]), (5, 2, ["1-2", "3-4", "5-5"]),
                                                  (3, 1, ["1-1", "2-2", "3-3"])])
 def test_every_entry_is_in_exactly_one_task(compile_job, count, size, ranges):
-    result = compile_job(entry_count=count, chunk_size=size, jobs_per_task=2, python="/venv/bin/python")
+    result = compile_job(entry_count=count, chunk_size=size, jobs_per_task=2, blender="/opt/blender/blender")
     bakes = [t for t in result["tasks"] if t["name"].startswith("bake-entries-")]
     assert [t["name"] for t in bakes] == ["bake-entries-" + r for r in ranges]
     covered = []
     for task in bakes:
-        python, args = _batch_args(task)
-        assert python == "/venv/bin/python" and args[args.index("--jobs") + 1] == "2"
+        blender, args = _batch_args(task)
+        assert blender == "/opt/blender/blender" and args[args.index("--jobs") + 1] == "2"
         first, last = map(int, args[args.index("--entries") + 1].split("-"))
         covered += range(first, last + 1)
     assert covered == list(range(1, count + 1))

@@ -7,7 +7,7 @@ card, builds the database, lays the built-in 'showcase' path, makes a
 skinned Mixamo-named character the way Blender's glTF importer gives one
 (tools/rigs.py), maps it and bakes straight onto it (retargeted), exports BVH
 and glTF, prints the report, and renders pictures with Workbench: a top view of
-the whole path (tools/top_view.py), a contact sheet PNG and a short MP4 with a
+the whole path (the add-on's cli/top_view.py), a contact sheet PNG and a short MP4 with a
 camera following the character (checker floor, path and footprints drawn).
 Everything goes to --out.
 """
@@ -21,10 +21,14 @@ import time
 if not __package__:
     sys.exit("Run from the repository root as: python -m tools.demo")
 
-from tools import addon_session, rigs, top_view  # noqa: E402
-from tools.mm_cli import Failure, call  # noqa: E402
+from tools import addon_session, rigs  # noqa: E402
 
 REPO = addon_session.REPO
+
+
+def call(op, **kw):
+    """Run an operator as the bake command does (its error report is a Failure)."""
+    return addon_session.addon_module("cli.bake").call(op, **kw)
 SAMPLES = os.path.join(REPO, "samples")
 
 
@@ -113,6 +117,7 @@ def render_pictures(args, target, controller):
     scene = bpy.context.scene
     # The top view of the whole path (rendered in a scene of its own).
     top = os.path.join(args.out, "top_view.png")
+    top_view = addon_session.addon_module("cli.top_view")
     facts = top_view.render_top_view(top, target, controller, scene=scene)
     print(top_view.summary(facts))
     # The floor (checker), the path and the footprints, in the character's scene.
@@ -279,7 +284,9 @@ def main(argv=None):
         for path in exports + pictures + [report_path, os.path.join(args.out, "demo.blend")]:
             print("wrote %s" % path)
         print("demo done in %.0f s" % (time.perf_counter() - t0))
-    except Failure as ex:
+    except Exception as ex:
+        if not isinstance(ex, addon_session.addon_module("cli.bake_args").Failure):
+            raise
         print("demo: %s" % ex, file=sys.stderr)
         return 1
     finally:

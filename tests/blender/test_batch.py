@@ -106,7 +106,7 @@ def test_a_bad_entry_fails_alone_and_a_rerun_bakes_only_what_is_not_finished(tmp
     out = tmp_path / "out"
     proc = _batch(manifest, out)
     assert proc.returncode == 1
-    assert proc.stderr.strip().splitlines()[-1] == "mm_batch: 1 of 3 entries failed: 2 (bad)."
+    assert proc.stderr.strip().splitlines()[-1] == "motion_matching: 1 of 3 entries failed: 2 (bad)."
     assert "entry 2 (bad): FAILED: --character %s holds no armature." % (manifest.parent / "empty.gltf") \
         in proc.stdout
     summary = {r["name"]: r for r in json.loads((out / "summary.json").read_text())["entries"]}
@@ -143,7 +143,7 @@ def test_a_bad_manifest_runs_nothing(tmp_path, cast):
                      {"name": "slow", "character": "hero", "path": "short", "speed_scale": 0.0}])
     proc = _batch(manifest, tmp_path / "out")
     assert proc.returncode == 1
-    assert proc.stderr.strip() == ("mm_batch: entry 2 (slow): speed_scale must be a number from 0.05 to 20, "
+    assert proc.stderr.strip() == ("motion_matching: entry 2 (slow): speed_scale must be a number from 0.05 to 20, "
                                    "not 0.0.")
     assert not (tmp_path / "out").exists()
 
@@ -157,5 +157,5 @@ def test_entries_whose_database_cannot_be_built_are_named(tmp_path, cast):
     assert proc.returncode == 1
     assert "database plain: FAILED: " in proc.stdout
     assert proc.stdout.count("FAILED: its database was not built: ") == 2
-    assert proc.stderr.strip().splitlines()[-1] == "mm_batch: 2 of 2 entries failed: 1 (one), 2 (two)."
+    assert proc.stderr.strip().splitlines()[-1] == "motion_matching: 2 of 2 entries failed: 1 (one), 2 (two)."
     assert not os.path.exists(tmp_path / "out" / "database" / "plain.npz")

@@ -35,13 +35,13 @@ def test_cli_writes_blend_and_report(tmp_path):
 def test_cli_fails_in_one_line(tmp_path):
     proc = _run("--bvh", str(tmp_path / "missing.bvh"), "--out", str(tmp_path / "o"))
     assert proc.returncode == 1
-    lines = [l for l in proc.stderr.splitlines() if l.startswith("mm_cli:")]
-    assert lines == ["mm_cli: BVH file not found: %s" % (tmp_path / "missing.bvh")]
+    lines = [l for l in proc.stderr.splitlines() if l.startswith("motion_matching:")]
+    assert lines == ["motion_matching: BVH file not found: %s" % (tmp_path / "missing.bvh")]
     bad = tmp_path / "path.json"
     bad.write_text('{"points": [{"t": 0, "x": 0, "y": 0}]}')
     proc = _run("--bvh", SAMPLE_TAKE, "--scenario", str(bad), "--out", str(tmp_path / "o"))
     assert proc.returncode == 1
-    assert [l for l in proc.stderr.splitlines() if l.startswith("mm_cli:")], proc.stderr[-500:]
+    assert [l for l in proc.stderr.splitlines() if l.startswith("motion_matching:")], proc.stderr[-500:]
 
 
 def test_cli_honours_a_scenario_files_facing(tmp_path):
@@ -83,7 +83,7 @@ def test_cli_builds_without_mirror_images_when_the_sides_do_not_pair_and_says_wh
     # Mirror Takes On: refused in one line, before anything is written.
     proc = _run("--bvh", take, "--mirror-takes", "on", "--scenario", "straight_walk", "--out", str(tmp_path / "on"))
     assert proc.returncode == 1
-    lines = [l for l in proc.stderr.splitlines() if l.startswith("mm_cli:")]
+    lines = [l for l in proc.stderr.splitlines() if l.startswith("motion_matching:")]
     assert len(lines) == 1 and why[1:] in lines[0] and "set Mirror Takes to Automatic or Off" in lines[0], lines
     assert not (tmp_path / "on" / "baked.blend").exists()
     # The default (Automatic): built from the take alone, and the output says why.

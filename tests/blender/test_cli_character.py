@@ -20,7 +20,7 @@ def _run(*args):
 
 
 def _failure(proc):
-    lines = [line for line in proc.stderr.splitlines() if line.startswith("mm_cli:")]
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("motion_matching:")]
     assert proc.returncode == 1 and len(lines) == 1, proc.stderr[-2000:]
     return lines[0]
 
@@ -120,5 +120,5 @@ def test_a_gltf_without_an_armature_is_refused(tmp_path):
                                 "nodes": [{"name": "Marker"}]}))
     out = tmp_path / "run"
     proc = _run("--bvh", SAMPLE_TAKE, "--character", str(path), "--out", str(out))
-    assert _failure(proc) == "mm_cli: --character %s holds no armature." % path
+    assert _failure(proc) == "motion_matching: --character %s holds no armature." % path
     assert not out.exists()

@@ -1,7 +1,8 @@
-"""tools/mm_cli.py leaves nothing behind and never touches the user's Blender
-profile: each run gets its own throw-away user folder made before bpy is
-imported and removes it (and Blender's session folder) at the end, so two runs
-at once both succeed; bad calls and unexpected errors are one line, status 1.
+"""tools/mm_cli.py (the extension's bake command for a checkout) leaves nothing
+behind and never touches the user's Blender profile: each run gets its own
+throw-away user folder made before bpy is imported and removes it (and
+Blender's session folder) at the end, so two runs at once both succeed; bad
+calls and unexpected errors are one line, status 1, with nothing written.
 Every process here runs with HOME, XDG_CONFIG_HOME and TMPDIR pointed at empty
 temporary folders."""
 
@@ -12,9 +13,6 @@ import sys
 from sample_paths import REPO, SAMPLE_TAKE
 
 CLI = ["-m", "tools.mm_cli"]   # as README says, from the repository root
-# Inside Blender, Blender runs the file itself and finds core/ and tools/ through
-# PYTHONPATH (README); DRIVER below stands in for Blender.
-CLI_FILE = os.path.join(REPO, "tools", "mm_cli.py")
 
 
 def _env(tmp_path, **extra):
@@ -37,7 +35,7 @@ def _untouched(tmp_path):
 def _one_line(proc):
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
-    assert [line for line in lines if line.startswith("mm_cli: ")] == lines[-1:], proc.stderr[-2000:]
+    assert [line for line in lines if line.startswith("motion_matching: ")] == lines[-1:], proc.stderr[-2000:]
     return lines[-1]
 
 
@@ -58,7 +56,7 @@ def test_two_runs_at_once_leave_nothing_behind(tmp_path):
     _untouched(tmp_path)
 
 
-def test_bad_calls_are_one_line_before_blender_starts(tmp_path):
+def test_bad_calls_are_one_line_with_nothing_written(tmp_path):
     env = _env(tmp_path)
     taken = tmp_path / "taken.txt"
     taken.write_text("x")
@@ -78,61 +76,32 @@ def test_bad_calls_are_one_line_before_blender_starts(tmp_path):
     _untouched(tmp_path)
 
 
+# The wrapper with the extension's bake replaced by one that fails unexpectedly.
 DRIVER = r'''
-import importlib.util, os, sys
-spec = importlib.util.spec_from_file_location("mm_cli", sys.argv[1])
-cli = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(cli)
-case = sys.argv[2]
-if case == "boom":
-    def run(args):
-        cli.load_addon()
+import os, sys
+from tools import addon_session, mm_cli
+start = addon_session.start
+def failing_start(*args, **kwargs):
+    module = start(*args, **kwargs)
+    def run(checked):
         raise ValueError("boom")
-    cli.run = run
-else:
-    import bpy  # Blender already running, as with blender --python tools/mm_cli.py
-code = cli.main(sys.argv[3:])
+    addon_session.addon_module("cli.bake").run = run
+    return module
+addon_session.start = failing_start
+code = mm_cli.main(sys.argv[1:])
 import bpy
 print("enabled:", sorted(k for k in bpy.context.preferences.addons.keys() if k.endswith("motion_matching")))
 sys.stdout.flush()
 sys.stderr.flush()
-if case != "boom":
-    # Real Blender removes its session folder when it quits; this stand-in ends
-    # with os._exit (the 4.2 bpy module can crash in its teardown), so it does
-    # that itself. Anything else left in the temp folder is the script's.
-    import shutil
-    shutil.rmtree(bpy.app.tempdir, ignore_errors=True)
 os._exit(code)
 '''
 
 
 def test_unexpected_error_is_one_line_and_cleans_up(tmp_path):
-    driver = tmp_path / "driver.py"
-    driver.write_text(DRIVER)
-    proc = subprocess.run([sys.executable, str(driver), CLI_FILE, "boom", "--bvh", SAMPLE_TAKE, "--out", str(tmp_path / "o")],
-                          capture_output=True, text=True, timeout=300, env=_env(tmp_path, PYTHONPATH=REPO))
+    proc = subprocess.run([sys.executable, "-c", DRIVER, "--bvh", SAMPLE_TAKE, "--out", str(tmp_path / "o")],
+                          capture_output=True, text=True, timeout=300, env=_env(tmp_path), cwd=REPO)
     line = _one_line(proc)
-    assert line.startswith("mm_cli: unexpected error") and "ValueError: boom" in line
+    assert line.startswith("motion_matching: unexpected error") and "ValueError: boom" in line
     assert "enabled: []" in proc.stdout
-    _untouched(tmp_path)
-
-
-def test_inside_blender(tmp_path):
-    """bpy already imported (Blender running the script): without an enabled
-    copy and without a user folder given to Blender, it refuses in one line;
-    with BLENDER_USER_RESOURCES given, it installs there, runs and uninstalls."""
-    driver = tmp_path / "driver.py"
-    driver.write_text(DRIVER)
-    argv = [sys.executable, str(driver), CLI_FILE, "inside", "--bvh", SAMPLE_TAKE, "--scenario", "straight_walk",
-            "--out", str(tmp_path / "o")]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=_env(tmp_path, PYTHONPATH=REPO))
-    assert "is not enabled in this Blender" in _one_line(proc)
-    _untouched(tmp_path)
-    user = tmp_path / "given_user"
-    user.mkdir()
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300,
-                          env=_env(tmp_path, BLENDER_USER_RESOURCES=str(user), PYTHONPATH=REPO))
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert (tmp_path / "o" / "baked.blend").is_file() and "enabled: []" in proc.stdout
-    assert not (user / "extensions" / "user_default" / "motion_matching").exists()
+    assert not (tmp_path / "o").exists()
     _untouched(tmp_path)

@@ -308,6 +308,6 @@ def test_the_command_line_refuses_a_bad_file_among_good_ones(tmp_path, clip_fold
     out = tmp_path / "run"
     proc = _cli("--bvh", str(clip_folder), "--scale", "0.01", "--scenario", "straight_walk", "--out", str(out))
     assert proc.returncode == 1
-    lines = [line for line in proc.stderr.splitlines() if line.startswith("mm_cli:")]
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("motion_matching:")]
     assert len(lines) == 1 and "Nothing was imported from the 5 files: zz_broken.bvh" in lines[0], proc.stderr
     assert not out.exists()

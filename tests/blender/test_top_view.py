@@ -1,4 +1,4 @@
-"""The top view of a bake (tools/top_view.py, also `mm_cli --top-view` and the
+"""The top view of a bake (the add-on's cli/top_view.py, also `bake --top-view` and the
 demo): a PNG of the requested size with the wanted path and the hips path drawn
 where they are, footprints and slide streaks from planted stretches, and the
 user's scene left as it was."""
@@ -6,7 +6,7 @@ user's scene left as it was."""
 import bpy
 import numpy as np
 
-from tools import top_view
+from tools import addon_session
 
 
 def _pixels(path):
@@ -27,7 +27,7 @@ def test_top_view_draws_the_paths_where_they_are(take_on_path, bake, tmp_path):
     bake()
     names = {k: {b.as_pointer() for b in getattr(bpy.data, k)} for k in ("objects", "meshes", "curves", "scenes")}
     out = str(tmp_path / "sub" / "top.png")
-    facts = top_view.render_top_view(out, take, ctrl, size=(200, 150))
+    facts = addon_session.addon_module("cli.top_view").render_top_view(out, take, ctrl, size=(200, 150))
     # Nothing stays behind.
     for kind, had in names.items():
         assert {b.as_pointer() for b in getattr(bpy.data, kind)} == had, kind
@@ -67,7 +67,7 @@ def test_plants_find_stretches_and_slides():
     flags[5:9, 1] = True                                 # right: slides 5 cm
     ankles[5:9, 1, 0] = np.linspace(0.0, 0.05, 4)
     ankles[2, 0, 0] = 0.01
-    out = top_view.plants(flags, ankles, toes)
+    out = addon_session.addon_module("cli.top_view").plants(flags, ankles, toes)
     assert [(p["side"], p["first"], p["last"], p["slid"]) for p in out] == [(0, 1, 3, False), (1, 5, 8, True)]
     assert abs(out[1]["slide_m"] - 0.05) < 1e-9
     assert np.allclose(out[1]["lifted"], [0.05, 0.0, 0.0])

@@ -3,8 +3,9 @@
 // Install: copy this file into the "scripts" folder next to the Flamenco
 // Manager executable and restart the Manager (docs/user/batch.md).
 //
-// The job runs, on the workers, the repository's batch command
-// (python -m tools.mm_batch, run from the repository root):
+// The job runs, on the workers, Blender with the Motion Matching extension
+// installed (blender -b -c motion_matching batch ...); the workers need
+// nothing else (no repository, no Python of their own):
 //   1. "database": build the manifest's database once (--database-only);
 //   2. "bake-entries-I-J": a few entries each (--entries I-J), all after 1;
 //      a failed entry does not fail its task (--keep-going), so every other
@@ -12,9 +13,9 @@
 //   3. "summary": after all of them, the summary of every entry
 //      (--summary-only); it fails, naming them, when any entry failed.
 // The Manager cannot read the manifest, so the submitter gives its number of
-// entries (python -m tools.mm_batch MANIFEST --out DIR --count prints it).
-// The command runs through a POSIX shell (to start in the repository folder):
-// Linux and macOS workers.
+// entries (blender -b -c motion_matching batch MANIFEST --out DIR --count
+// prints it). Blender is the farm's {blender} variable (its program on each
+// platform); any worker platform.
 
 const JOB_TYPE = {
     label: "Motion Matching Batch",
@@ -25,14 +26,11 @@ const JOB_TYPE = {
         { key: "output", type: "string", subtype: "dir_path", required: true,
           description: "Output folder shared by the workers" },
         { key: "entry_count", type: "int32", required: true,
-          description: "Entries in the manifest (mm_batch MANIFEST --out DIR --count)" },
+          description: "Entries in the manifest (blender -b -c motion_matching batch MANIFEST --out DIR --count)" },
         { key: "chunk_size", type: "int32", default: 4, description: "Entries per task" },
         { key: "jobs_per_task", type: "int32", default: 1, description: "Entries baked side by side on a worker" },
-        { key: "repository", type: "string", subtype: "dir_path", required: true,
-          description: "The motion-matching repository folder on the workers" },
-        { key: "python", type: "string", default: "python3",
-          description: "Python with Blender's bpy module on the workers (the set-up's environment)" },
-        { key: "shell", type: "string", default: "/bin/sh", visible: false },
+        { key: "blender", type: "string", default: "{blender}", visible: false,
+          description: "Blender on the workers, with the Motion Matching extension installed" },
     ],
 };
 
@@ -80,13 +78,10 @@ function chunks(count, size) {
     return out;
 }
 
-// A task running `python -m tools.mm_batch MANIFEST --out DIR <extra>` in the repository folder.
+// A task running `blender -b -c motion_matching batch MANIFEST --out DIR <extra>`.
 function batchTask(settings, name, type, extra) {
     const task = author.Task(name, type);
-    // sh -c SCRIPT NAME REPO PYTHON ARGS...: $0 is NAME, $1 the folder, then the command.
-    const args = ["-c", 'cd "$1" && shift && exec "$@"', "mm_batch", settings.repository,
-                  settings.python || "python3", "-m", "tools.mm_batch", settings.manifest,
-                  "--out", settings.output].concat(extra);
-    task.addCommand(author.Command("exec", { exe: settings.shell || "/bin/sh", args: args }));
+    const args = ["-b", "-c", "motion_matching", "batch", settings.manifest, "--out", settings.output].concat(extra);
+    task.addCommand(author.Command("exec", { exe: settings.blender || "{blender}", args: args }));
     return task;
 }

@@ -1,6 +1,7 @@
-"""tools/mm_cli.py checks every argument before Blender starts: each bad call
-is one sentence (mm_cli.Failure), never a traceback or argparse's exit 2.
-In-process and without bpy: parse() runs before anything imports Blender."""
+"""The bake command (cli/bake_args.py) checks every argument before anything
+is done: each bad call is one sentence (Failure), never a traceback or
+argparse's exit 2. In-process and without bpy: parse() runs before anything
+imports Blender."""
 
 import os
 import sys
@@ -8,7 +9,10 @@ import sys
 import pytest
 
 from sample_paths import REPO, SAMPLE_TAKE, SAMPLE_TPOSE, SAMPLES
-from tools import mm_cli
+from addon_package import addon
+
+bake_args = addon("cli.bake_args")
+commands = addon("cli.commands")
 
 
 @pytest.fixture
@@ -17,21 +21,21 @@ def base(tmp_path):
 
 
 def test_good_arguments(base, tmp_path):
-    args = mm_cli.parse(base)
+    args = bake_args.parse(base)
     assert (args.fps, args.scale, args.axis_forward, args.axis_up, args.scenario) == (24.0, 0.01, "-Z", "Y", "showcase")
-    args = mm_cli.parse(base + ["--fps", "23.976", "--scale", "1", "--axis-forward", "-y", "--axis-up", "z",
+    args = bake_args.parse(base + ["--fps", "23.976", "--scale", "1", "--axis-forward", "-y", "--axis-up", "z",
                                 "--scenario", "circle", "--tag-query", "(walk or run) and not stop",
                                 "--tpose", SAMPLE_TPOSE, "--dance-card", os.path.join(SAMPLES, "jl_mm_dance_card.toml")])
     assert (args.fps, args.scale, args.axis_forward, args.axis_up) == (23.976, 1.0, "-Y", "Z")
     scenario = tmp_path / "path.json"
     scenario.write_text('{"points": []}')   # a file is checked when the controller reads it
-    assert mm_cli.parse(base + ["--scenario", str(scenario), "--fps", "1000"]).scenario == str(scenario)
+    assert bake_args.parse(base + ["--scenario", str(scenario), "--fps", "1000"]).scenario == str(scenario)
     # Mirror Takes: unset (the add-on's default), a choice, on alone, off as before.
-    assert mm_cli.parse(base).mirror_takes is None
-    assert mm_cli.parse(base + ["--mirror-takes"]).mirror_takes == "on"
-    assert mm_cli.parse(base + ["--mirror-takes", "AUTO"]).mirror_takes == "auto"
-    assert mm_cli.parse(base + ["--mirror-takes=off"]).mirror_takes == "off"
-    assert mm_cli.parse(base + ["--no-mirror-takes"]).mirror_takes == "off"
+    assert bake_args.parse(base).mirror_takes is None
+    assert bake_args.parse(base + ["--mirror-takes"]).mirror_takes == "on"
+    assert bake_args.parse(base + ["--mirror-takes", "AUTO"]).mirror_takes == "auto"
+    assert bake_args.parse(base + ["--mirror-takes=off"]).mirror_takes == "off"
+    assert bake_args.parse(base + ["--no-mirror-takes"]).mirror_takes == "off"
 
 
 BAD = [
@@ -63,8 +67,8 @@ BAD = [
 
 @pytest.mark.parametrize("extra, message", BAD, ids=[" ".join(e) for e, _m in BAD])
 def test_bad_argument_is_one_sentence(base, extra, message):
-    with pytest.raises(mm_cli.Failure) as info:
-        mm_cli.parse(base + extra)
+    with pytest.raises(bake_args.Failure) as info:
+        bake_args.parse(base + extra)
     text = str(info.value)
     assert text.startswith(message) and "\n" not in text
 
@@ -86,8 +90,8 @@ def test_bad_paths(tmp_path):
         (["--bvh", SAMPLE_TAKE], "The argument --out is required (or --save-database alone"),
     ]
     for argv, message in cases:
-        with pytest.raises(mm_cli.Failure) as info:
-            mm_cli.parse(argv)
+        with pytest.raises(bake_args.Failure) as info:
+            bake_args.parse(argv)
         assert str(info.value).startswith(message), (argv, str(info.value))
     assert sorted(os.listdir(tmp_path)) == ["taken.txt"]   # nothing made while checking
 
@@ -101,37 +105,37 @@ def test_bvh_takes_files_and_folders_sorted_by_file_name(tmp_path):
     other = tmp_path / "c_idle.bvh"
     other.write_text("x")
     out = ["--out", str(tmp_path / "o")]
-    args = mm_cli.parse(["--bvh", str(other), str(folder)] + out)
+    args = bake_args.parse(["--bvh", str(other), str(folder)] + out)
     assert [os.path.basename(p) for p in args.bvh] == ["a_run.BVH", "b_walk.bvh", "c_idle.bvh"]
     # Several files after one --bvh, or --bvh repeated: the same list.
     files = [str(folder / "b_walk.bvh"), str(other)]
-    assert mm_cli.parse(["--bvh"] + files + out).bvh == mm_cli.parse(
+    assert bake_args.parse(["--bvh"] + files + out).bvh == bake_args.parse(
         ["--bvh", files[1], "--bvh", files[0]] + out).bvh == [files[0], files[1]]
 
 
 def test_main_reports_one_line_and_status_1(tmp_path, capsys):
-    """main() on bad arguments: status 1, one line on stderr, and Blender is never started."""
+    """The command on bad arguments: status 1, one line on stderr, and Blender is never loaded."""
     loaded = "bpy" in sys.modules
-    assert mm_cli.main(["--bvh", SAMPLE_TAKE, "--out", str(tmp_path / "o"), "--fps", "nan"]) == 1
+    assert commands.main(["bake", "--bvh", SAMPLE_TAKE, "--out", str(tmp_path / "o"), "--fps", "nan"]) == 1
     err = capsys.readouterr().err
-    assert err == "mm_cli: --fps must be a frame rate from 1 to 1000, not nan.\n"
+    assert err == "motion_matching: --fps must be a frame rate from 1 to 1000, not nan.\n"
     assert ("bpy" in sys.modules) == loaded
 
 
 def test_scenario_facing_is_read_from_the_file(tmp_path):
-    assert mm_cli.scenario_has_facing(os.path.join(SAMPLES, "paths", "strafe.json"))
-    assert not mm_cli.scenario_has_facing(os.path.join(SAMPLES, "paths", "zigzag.json"))
-    assert not mm_cli.scenario_has_facing("showcase")
+    assert bake_args.scenario_has_facing(os.path.join(SAMPLES, "paths", "strafe.json"))
+    assert not bake_args.scenario_has_facing(os.path.join(SAMPLES, "paths", "zigzag.json"))
+    assert not bake_args.scenario_has_facing("showcase")
 
 
 def test_run_by_file_without_the_repository_on_the_path_says_how(tmp_path):
-    """``python tools/mm_cli.py`` (not ``-m``, no PYTHONPATH) cannot import core/
-    and tools/: one line saying how to run it, status 1, no traceback."""
+    """``python tools/bake_args.py`` (not ``-m``, no PYTHONPATH) cannot import
+    tools/: one line saying how to run it, status 1, no traceback."""
     import subprocess
 
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.run([sys.executable, os.path.join(REPO, "tools", "mm_cli.py"), "--help"], cwd=str(tmp_path),
                           capture_output=True, text=True, timeout=60, env=env)
     assert proc.returncode == 1 and proc.stdout == ""
-    assert proc.stderr.splitlines() == ["mm_cli: run it from the repository root as python -m tools.mm_cli; "
-                                        "inside Blender, see the README (PYTHONPATH and --python-use-system-env)."]
+    assert proc.stderr.splitlines() == ["motion_matching: run it from the repository root as python -m tools.mm_cli, "
+                                        "or use blender -b -c motion_matching bake inside Blender."]
