@@ -4,7 +4,7 @@
 ahead, root motion, strafe, time warp, foot lock, stride warp, legs, tag
 query). A field made with :func:`knob` is a setting a user may turn: the
 add-on makes a scene setting in the Bake panel, an option of the bake operator
-and a command-line flag of ``tools.mm_cli`` from it (:func:`knobs`). The other
+and a flag of the ``bake`` command (cli/bake_args.py) from it (:func:`knobs`). The other
 fields are core-only: the add-on never shows them, and only code (the
 benchmark, tests) sets them, to bring back the bake's earlier behaviour.
 
