@@ -7,7 +7,7 @@ import bpy
 import numpy as np
 
 from ..core.bake import pipeline as core_bake
-from ..core.bake import run as core_run
+from ..core.job import run as core_run
 from ..core.measure import retarget_checks
 from ..core.maths import transforms as tf
 from ..core.errors import MotionMatchingError
@@ -84,7 +84,7 @@ def sample_controller(context, obj, frames):
 
 
 def database_cache(database):
-    """The ``cache(key, make)`` hook of core.bake.run for ``database``: what is
+    """The ``cache(key, make)`` hook of core.job.run for ``database``: what is
     derived from it is kept with the parsed database (database_store.derived)."""
     return lambda key, make: database_store.derived(database, key, make)
 
@@ -96,7 +96,7 @@ def search_index(database):
 
 @dataclasses.dataclass
 class BakeOutput(core_run.BakeOutput):
-    """What a bake computed (core.bake.run.BakeOutput), and where the controller
+    """What a bake computed (core.job.run.BakeOutput), and where the controller
     was in the world."""
 
     controller_world: np.ndarray = None  # (F, 3) the controller in world space on the frames keyed
@@ -109,7 +109,7 @@ def run(*args, progress=None, **kwargs):
 
 def run_steps(context, controller, armature, settings, tag_query="", frame_start=None, frame_end=None,
               path_scale=1.0, to_bake=None, database=None, sampled=None):
-    """Sample the controller and bake (core.bake.run.bake); returns a
+    """Sample the controller and bake (core.job.run.bake); returns a
     :class:`BakeOutput` (no data written).
 
     ``path_scale``: when the result will be retargeted onto a character of
