@@ -44,7 +44,7 @@ import sys
 
 try:  # absolute imports: this file also runs as a script inside Blender (see above)
     from core.bake import settings as core_bake_settings
-    from core.io import scenario as core_scenario, scenario_builtins as core_scenario_builtins
+    from core.paths import scenario as core_scenario, scenario_builtins as core_scenario_builtins
     from core.database import query as core_tag_query
     from core.skeleton import humanoid_joints
     from core.errors import MotionMatchingError
