@@ -75,7 +75,7 @@ CHECK_TOLERANCE = 1e-4    # m
 
 
 def scenario_of(name):
-    from core.io import scenario as sc, scenario_builtins
+    from core.paths import scenario as sc, scenario_builtins
 
     if name in scenario_builtins.BUILTINS:
         return scenario_builtins.builtin(name), None
@@ -146,7 +146,7 @@ def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp, variant="a
     import numpy as np
 
     from core.skeleton import mirror
-    from core.io import scenario as sc
+    from core.paths import scenario as sc
     from tools import path_measure
 
     scene = bpy.context.scene

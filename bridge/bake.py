@@ -7,9 +7,9 @@ import bpy
 import numpy as np
 
 from ..core.bake import pipeline as core_bake
-from ..core.bake import run as core_run
+from ..core.job import replant as core_replant
+from ..core.job import run as core_run
 from ..core.measure import retarget_checks
-from ..core.maths import transforms as tf
 from ..core.errors import MotionMatchingError
 from . import armature_data, compat, database_build, database_store, handlers
 from .scene_data import scene_fps
@@ -84,7 +84,7 @@ def sample_controller(context, obj, frames):
 
 
 def database_cache(database):
-    """The ``cache(key, make)`` hook of core.bake.run for ``database``: what is
+    """The ``cache(key, make)`` hook of core.job.run for ``database``: what is
     derived from it is kept with the parsed database (database_store.derived)."""
     return lambda key, make: database_store.derived(database, key, make)
 
@@ -96,7 +96,7 @@ def search_index(database):
 
 @dataclasses.dataclass
 class BakeOutput(core_run.BakeOutput):
-    """What a bake computed (core.bake.run.BakeOutput), and where the controller
+    """What a bake computed (core.job.run.BakeOutput), and where the controller
     was in the world."""
 
     controller_world: np.ndarray = None  # (F, 3) the controller in world space on the frames keyed
@@ -109,7 +109,7 @@ def run(*args, progress=None, **kwargs):
 
 def run_steps(context, controller, armature, settings, tag_query="", frame_start=None, frame_end=None,
               path_scale=1.0, to_bake=None, database=None, sampled=None):
-    """Sample the controller and bake (core.bake.run.bake); returns a
+    """Sample the controller and bake (core.job.run.bake); returns a
     :class:`BakeOutput` (no data written).
 
     ``path_scale``: when the result will be retargeted onto a character of
@@ -274,47 +274,24 @@ def target_world_joints(setup, result):
 def write_retargeted(context, target, output, setup, name="MM_Bake"):
     """Retarget the baked frames of the :class:`BakeOutput` onto ``target``
     (core.retarget through the T-pose correspondence), enforce the database's
-    foot contacts again on the target's own legs (foot lock + two-joint IK), and
-    key the result with the per-frame figures. Returns (action, warnings)."""
+    foot contacts again on the target's own legs (core.job.replant: foot lock +
+    two-joint IK, the hips on a skinned mesh's soles), and key the result with
+    the per-frame figures. Returns (action, warnings)."""
     from . import retarget as retarget_bridge
 
     frames, report = output.frames, output.report
     pose = core_bake.forward_kinematics(output.skeleton, output.locations, output.rotations)
     result = retarget_bridge.retarget_pose(setup, pose)
-    tgt = setup.target
-    names = list(tgt.names)
-    J = len(names)
-    # Foot lock and floor work in the target's body frame (metres, Z up).
-    t_locs = np.zeros((len(frames), J, 3))
-    t_rots = np.zeros((len(frames), J, 4))
-    t_rots[..., 0] = 1.0
-    t_locs[:, result.located] = result.locations * tgt.scale
-    t_rots[:, result.keyed] = result.rotations
-    legs = []
-    tmap = setup.target_map
-    for side in ("Left", "Right"):
-        chain = [tmap.get(side + k) for k in ("UpperLeg", "LowerLeg", "Foot", "Toes")]
-        if all(chain):
-            legs.append(tuple(names.index(b) for b in chain))
-    warnings = list(getattr(setup, "warnings", []))
-    keyed = set(int(j) for j in result.keyed)
-    if len(legs) == 2 and all(j in keyed for leg in legs for j in leg[:3]) and not getattr(setup.plan, "overridden", None):
-        t_skel = core_bake.BakeSkeleton(names=names, parents=np.asarray(tgt.parents),
-                                    offsets=tgt.offsets,
-                                    root=0, hips=names.index(tmap["Hips"]), legs=legs)
-        _stand_on_soles(target, setup, t_skel, t_locs, t_rots, result, report)
-        yaw = report.per_frame.root_yaw
-        root_quat = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), yaw)
-        floor = _target_floor(t_skel, t_locs, t_rots, report.per_frame.contact)
-        fset = dataclasses.replace(output.settings, toe_floor=floor)
-        sfps = report.fps
-        t_rots, locked, count, _toes = core_bake.apply_foot_lock(
-            t_skel, t_locs, t_rots, report.per_frame.contact, root_quat, 1.0 / sfps, fset)
-        report.target_foot_locks = int(count)
-        result.rotations = tf.quat_unroll(t_rots[:, result.keyed], axis=0)
-    else:
-        warnings.append("the target's legs are not all mapped (hip, knee, ankle, toes), so its feet were not "
-                        "planted again")
+    per = report.per_frame
+    planted = core_replant.replant_feet(setup.plan, setup.target, setup.target_map, result, per.contact,
+                                        per.root_yaw, report.fps, output.settings,
+                                        toe_above_soles=retarget_bridge.toe_above_soles(target, setup))
+    result.rotations, result.locations = planted.rotations, planted.locations
+    if planted.foot_locks is not None:
+        report.target_foot_locks = planted.foot_locks
+    if planted.sole_shift is not None:
+        report.sole_shift_m = planted.sole_shift
+    warnings = list(getattr(setup, "warnings", [])) + planted.warnings
     world = target_world_joints(setup, result)
     if output.controller_world is not None:
         report.track_target(world["hips"], output.controller_world)
@@ -328,38 +305,6 @@ def write_retargeted(context, target, output, setup, name="MM_Bake"):
     report.retargeted_onto = target.name
     target["mm_size_ratio"] = report.size_ratio      # shown in the Retarget panel
     return action, warnings
-
-
-def _stand_on_soles(target, setup, t_skel, t_locs, t_rots, result, report):
-    """With a skinned mesh, lift or lower the hips so that the toe floor (the
-    planted toe height less 1 cm, which the toes are kept above) lies as high
-    as the toe joints stand above the mesh's soles at rest: the mesh, not the
-    bones, stands on the floor, and a toe held at the toe floor keeps its sole
-    on it. The shift (world metres) goes into the report as ``sole_shift_m``."""
-    from . import retarget as retarget_bridge
-
-    above = retarget_bridge.toe_above_soles(target, setup)
-    contacts = report.per_frame.contact
-    if above is None or not np.any(contacts):
-        return
-    pose = core_bake.forward_kinematics(t_skel, t_locs, t_rots)
-    z = np.stack([pose[:, leg[3], 2, 3] for leg in t_skel.legs], axis=1)
-    dz = above - core_bake.toe_floor(z, contacts)
-    # The hips' location is in its rest frame; its parents only turn about
-    # the vertical, so a world lift is the same local vector on every frame.
-    hips = setup.plan.target_hips
-    lift = tf.quat_rotate(tf.quat_conjugate(setup.plan.rest_rot[hips]), np.array([0.0, 0.0, dz]))
-    t_locs[:, hips] += lift
-    k = int(np.flatnonzero(result.located == hips)[0])
-    result.locations[:, k] += lift / setup.target.scale
-    report.sole_shift_m = float(dz)
-
-
-def _target_floor(t_skel, t_locs, t_rots, contacts):
-    """The target's planted toe height (median over contact frames), less 1 cm."""
-    pose = core_bake.forward_kinematics(t_skel, t_locs, t_rots)
-    z = np.stack([pose[:, leg[3], 2, 3] for leg in t_skel.legs], axis=1)
-    return core_bake.toe_floor(z, contacts)
 
 
 def _key_figures(action, armature, frames, report):

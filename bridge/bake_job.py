@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import bpy
 
 from ..core.bake.pipeline import run_to_end
-from ..core.bake.run import skeleton_of
+from ..core.job.run import skeleton_of
 from . import bake as bake_bridge, scene_data
 
 

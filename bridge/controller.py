@@ -6,10 +6,10 @@ direction its local -Y axis points on the ground is where the character should
 face (otherwise the character faces where it goes). Two ways to make one:
 
 - :func:`controller_from_scenario`: an Empty keyed on every scene frame from a
-  :class:`core.io.scenario.Scenario` (location, and rotation Z when the scenario has
+  :class:`core.paths.scenario.Scenario` (location, and rotation Z when the scenario has
   facings).
 - :func:`controller_from_curve`: an Empty with a Follow Path constraint on a
-  curve, its ``offset_factor`` keyed (see :func:`core.io.scenario.curve_timing`).
+  curve, its ``offset_factor`` keyed (see :func:`core.paths.curve_timing.curve_timing`).
   Follow Path places the Empty by arc length along the curve, so the slope of the
   offset curve is the speed; users can edit those keys in the Graph Editor.
 
@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ..core.io import curve_timing as core_curve_timing, scenario as core_scenario
+from ..core.paths import curve_timing as core_curve_timing, scenario as core_scenario
 from ..core.maths import transforms as tf
 from ..core.errors import MotionMatchingError
 from . import compat
@@ -185,7 +185,7 @@ def controller_from_curve(context, curve_obj, frame_start, frame_end=None, speed
     """An Empty that moves along ``curve_obj`` with a Follow Path constraint.
 
     ``offset_factor`` (0 at the curve's start, 1 at its end) is keyed as
-    :func:`core.io.scenario.curve_timing` says: ``speed`` None covers the curve evenly
+    :func:`core.paths.curve_timing.curve_timing` says: ``speed`` None covers the curve evenly
     from ``frame_start`` to ``frame_end``; a number (m/s) gives a constant speed and
     the end follows from the curve length; ``[(frame, m/s), ...]`` are speed keys.
     ``stops``: ``[(frame, seconds), ...]`` where the Empty stands still (later motion

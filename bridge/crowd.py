@@ -1,7 +1,7 @@
 """A crowd in the scene: controllers spread in lanes from one curve, characters
 to walk them, and the list of (controller, character) pairs that Bake All bakes.
 
-The lanes themselves are core's (:mod:`core.io.crowd_lanes`); here the curve is
+The lanes themselves are core's (:mod:`core.paths.crowd_lanes`); here the curve is
 read, the controllers keyed (as scenario controllers), the characters copied
 and the pairs listed.
 """
@@ -9,7 +9,7 @@ and the pairs listed.
 import bpy
 
 from ..core.errors import MotionMatchingError
-from ..core.io import crowd_lanes, scenario as core_scenario
+from ..core.paths import crowd_lanes, scenario as core_scenario
 from . import controller as controller_build
 from .scene_data import scene_fps
 

@@ -29,7 +29,7 @@ import time
 import bpy
 from bpy.app.handlers import persistent
 
-from ..core.bake import run as core_run
+from ..core.job import run as core_run
 from ..core.errors import MotionMatchingError
 from . import bake as bake_bridge, bake_props, database_store, preview, preview_inputs
 
@@ -88,7 +88,7 @@ def changed(scene):
 
 
 class _Simulation:
-    """The bake's simulation (core.bake.run.bake, which reads no Blender data)
+    """The bake's simulation (core.job.run.bake, which reads no Blender data)
     run to the end on a thread of its own; ``cancel`` stops it at its next
     progress report."""
 

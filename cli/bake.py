@@ -14,7 +14,7 @@ import tempfile
 
 import bpy
 
-from ..core.io import scenario as core_scenario
+from ..core.paths import scenario as core_scenario
 from ..core.measure.report import BakeReport
 from ..core.skeleton import humanoid_joints
 from . import bake_args, scene_inputs

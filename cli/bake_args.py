@@ -13,7 +13,7 @@ import os
 from ..core.bake import settings as core_bake_settings
 from ..core.database import query as core_tag_query
 from ..core.errors import MotionMatchingError
-from ..core.io import scenario as core_scenario, scenario_builtins as core_scenario_builtins
+from ..core.paths import scenario as core_scenario, scenario_builtins as core_scenario_builtins
 from . import scene_inputs
 
 class Failure(Exception):

@@ -15,8 +15,8 @@ import math
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 
-from ..core.io import curve_timing as core_curve_timing, scenario as core_scenario
-from ..core.io import scenario_builtins as core_scenario_builtins
+from ..core.paths import curve_timing as core_curve_timing, scenario as core_scenario
+from ..core.paths import scenario_builtins as core_scenario_builtins
 from ..core.errors import MotionMatchingError
 from ..bridge import compat, controller as controller_build
 

@@ -12,7 +12,7 @@ import bpy
 from bpy.props import FloatProperty, IntProperty
 
 from ..core.errors import MotionMatchingError
-from ..core.io.crowd_lanes import Lanes
+from ..core.paths.crowd_lanes import Lanes
 from ..bridge import bake_props, crowd, scene_data
 from .sliced_run import SlicedRun
 

@@ -14,7 +14,7 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Lower number = lower layer. A module may import its own layer or lower ones.
-LAYERS = {"core": 0, "bridge": 1, "operators": 2, "panels": 3}
+LAYERS = {"core": 0, "bridge": 1, "operators": 2, "panels": 3, "cli": 3}
 TOP = 4                                   # the package's __init__ and registration: may import all
 TOP_MODULES = ("__init__", "registration")
 FORBIDDEN_IN_CORE = ("bpy", "mathutils", "gpu", "gpu_extras", "bpy_extras", "bmesh", "addon_utils")
@@ -135,6 +135,29 @@ def cycles(graph):
     return out
 
 
+def package_of(module):
+    """The package a module of core/ or bridge/ belongs to: its layer and first
+    folder below it (``core.bake.legs.apply`` -> ``core.bake``); a module
+    directly in the layer's folder (``core.errors``) is a package of its own."""
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def package_graph(graph, layer):
+    """{package: packages it imports} among the packages inside ``layer``
+    ('core', 'bridge'), from the module graph; a package's imports of itself
+    are left out."""
+    out = {}
+    for module, targets in graph.items():
+        if module.split(".")[0] != layer or module == layer:
+            continue
+        here = package_of(module)
+        out.setdefault(here, set())
+        out[here] |= {package_of(t) for t in targets
+                      if t.split(".")[0] == layer and t != layer and package_of(t) != here}
+    return out
+
+
 GRAPH, EXTERNAL = import_graph()
 
 
@@ -162,6 +185,14 @@ def test_core_imports_no_blender():
 
 def test_no_import_cycle():
     assert cycles(GRAPH) == []
+
+
+@pytest.mark.parametrize("layer", ["core", "bridge"])
+def test_no_package_cycle(layer):
+    """Core's packages (maths, io, skeleton, ...) form one order, each importing
+    only packages below it: no two import each other, even through modules
+    that do not (bake's legs -> measure -> bake's pose); likewise bridge's."""
+    assert cycles(package_graph(GRAPH, layer)) == []
 
 
 def _blender_classes(tree):
@@ -226,6 +257,29 @@ def test_the_checks_catch_made_up_faults(tmp_path, files, upward, loops):
     graph = _tree(tmp_path, files)
     assert upward_imports(graph) == upward
     assert cycles(graph) == loops
+
+
+@pytest.mark.parametrize("files, layer, loops", [
+    # Modules in one package import each other's package freely; packages that
+    # import each other through different modules (no module cycle) are caught.
+    ({"core/__init__.py": "", "core/errors.py": "", "core/bake/__init__.py": "",
+      "core/bake/pose.py": "from ..errors import E\n", "core/bake/legs/__init__.py": "",
+      "core/bake/legs/apply.py": "from ..pose import f\nfrom ...errors import E\n"},
+     "core", []),
+    ({"core/__init__.py": "", "core/bake/__init__.py": "", "core/measure/__init__.py": "",
+      "core/bake/pose.py": "", "core/bake/legs/__init__.py": "",
+      "core/bake/legs/apply.py": "from ...measure import paths\n",
+      "core/measure/paths.py": "", "core/measure/report.py": "def f():\n    from ..bake import pose\n"},
+     "core", [["core.bake", "core.measure"]]),
+    ({"core/__init__.py": "", "bridge/__init__.py": "", "bridge/data/__init__.py": "",
+      "bridge/data/read.py": "from ..jobs.bake import x\n", "bridge/jobs/__init__.py": "",
+      "bridge/jobs/bake.py": "x = 1\n", "bridge/jobs/crowd.py": "from ..data import read\n"},
+     "bridge", [["bridge.data", "bridge.jobs"]]),
+])
+def test_the_package_check_catches_made_up_faults(tmp_path, files, layer, loops):
+    graph = _tree(tmp_path, files)
+    assert cycles(graph) == []
+    assert cycles(package_graph(graph, layer)) == loops
 
 
 # No module path games outside tests/: tools/ and bench/ are packages run with

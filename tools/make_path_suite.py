@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from core.io import scenario as sc, scenario_builtins
+from core.paths import scenario as sc, scenario_builtins
 from core.maths.facing import yaw_to_facing
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -27,7 +27,7 @@ STEP = 0.1
 
 
 def _profile(total, speed, ramp):
-    """One move of ``total`` metres from standing to standing (core.io.scenario's
+    """One move of ``total`` metres from standing to standing (core.paths.scenario's
     shape: ease in over ``ramp`` s, cruise, ease out): its duration and the
     distance covered at any time."""
     speed = min(speed, total / ramp)

@@ -299,7 +299,7 @@ class BakeSettings:
     stride_warp: StrideWarpSettings = field(default_factory=StrideWarpSettings)
     legs: LegSettings = field(default_factory=LegSettings)
     tags: TagQuerySettings = field(default_factory=TagQuerySettings)
-    toe_floor: float = None      # m: toes are kept above this height (None: none; core.bake.run fills in the take's)
+    toe_floor: float = None      # m: toes are kept above this height (None: none; core.job.run fills in the take's)
 
     def check(self):
         for f in fields(self):

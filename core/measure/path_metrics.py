@@ -30,9 +30,10 @@ absolute angles in degrees over the frames moving faster than 0.5 m/s (travel),
 or every frame (an asked facing).
 
 Planted heights: :func:`planted_height` (ankles over the frames whose toe is
-slow) is the floor of the planted measure; :func:`contact_height` (any heights
-over the frames the data flags as contact) is the floor of the low-foot figures
-and of the bake's toe floor.
+slow) is the floor of the planted measure; ``contact_height`` (any heights
+over the frames the data flags as contact; core.skeleton.contacts holds it, so
+that the bake's toe floor shares it) is the floor of the low-foot figures and
+of the bake's toe floor.
 
 Frozen glides: stretches longer than 0.5 s in which the hips travel faster than
 0.5 m/s and neither foot changes between planted and not planted (no foot lands
@@ -47,6 +48,7 @@ import math
 import numpy as np
 
 from ..errors import MotionMatchingError
+from ..skeleton.contacts import contact_height
 
 PLANT_MARGIN = 0.03       # m above the planted ankle height that still counts as low
 PLANT_MAX_SPEED = 1.0     # m/s: a faster ankle is swinging, not planted
@@ -131,14 +133,6 @@ def planted_height(ankles, toes, fps, contact_speed=CONTACT_SPEED):
     v = np.gradient(toes, axis=0) * _rate(fps)
     contact = np.linalg.norm(v, axis=-1) < contact_speed
     return contact_height(ankles[..., 2], contact)
-
-
-def contact_height(heights, contacts):
-    """The median of ``heights`` over the samples flagged in ``contacts`` (the
-    same shape; all samples when none is)."""
-    h = np.ravel(np.asarray(heights, dtype=np.float64))
-    c = np.ravel(np.asarray(contacts, dtype=bool))
-    return float(np.median(h[c])) if c.any() else float(np.median(h))
 
 
 def planted(ankles, fps, floor, margin=PLANT_MARGIN, max_speed=PLANT_MAX_SPEED, contacts=None, segments=None):

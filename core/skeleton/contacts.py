@@ -17,6 +17,7 @@ __all__ = [
     "majority_filter",
     "bridge_then_drop",
     "foot_contacts",
+    "contact_height",
 ]
 
 
@@ -161,3 +162,11 @@ def foot_contacts(positions, fps, speed_threshold=0.15, filter_seconds=CONTACT_F
     speed = np.linalg.norm(central_velocity(p, fps), axis=-1)
     threshold = float(speed_threshold)
     return bridge_then_drop(speed < threshold, speed < ROLLING * threshold, filter_radius(filter_seconds, fps))
+
+
+def contact_height(heights, contacts):
+    """The median of ``heights`` over the samples flagged in ``contacts`` (the
+    same shape; all samples when none is)."""
+    h = np.ravel(np.asarray(heights, dtype=np.float64))
+    c = np.ravel(np.asarray(contacts, dtype=bool))
+    return float(np.median(h[c])) if c.any() else float(np.median(h))

@@ -8,7 +8,7 @@ import bpy
 import numpy as np
 import pytest
 
-from core.io import scenario as S, scenario_builtins
+from core.paths import scenario as S, scenario_builtins
 import bl_helpers as H
 from tools import scene_curves
 

@@ -12,7 +12,7 @@ import pytest
 from mathutils import Vector
 
 from core.measure import path_metrics as pm
-from core.io import scenario as sc
+from core.paths import scenario as sc
 from sample_paths import SAMPLE_TAKE, SAMPLES
 from tools import path_measure
 import bl_helpers as H

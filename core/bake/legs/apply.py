@@ -7,7 +7,7 @@ import numpy as np
 
 from ...maths import springs
 from ...maths import transforms as tf
-from ...measure import path_metrics
+from ...skeleton.contacts import contact_height
 from ..pose import forward_kinematics, leg_joints
 from ..resume import first_change
 from . import foot_lock as fl
@@ -225,4 +225,4 @@ TOE_FLOOR_BELOW_PLANTED = 0.01   # m: the toe floor lies this far under the plan
 def toe_floor(toe_heights, contacts):
     """The height toes are kept above: the planted toe height (median over
     contact frames) less 1 cm."""
-    return path_metrics.contact_height(np.ravel(toe_heights), np.ravel(contacts)) - TOE_FLOOR_BELOW_PLANTED
+    return contact_height(np.ravel(toe_heights), np.ravel(contacts)) - TOE_FLOOR_BELOW_PLANTED

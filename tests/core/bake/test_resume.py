@@ -7,9 +7,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from core.bake import resume, run
+from core.bake import resume
 from core.bake.playback import SNAPSHOT_EVERY
 from core.bake.settings import BakeSettings
+from core.job import run
 from walk_database import walk_database
 
 SCENE_FPS = 24.0

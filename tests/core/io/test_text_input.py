@@ -7,7 +7,8 @@ import pytest
 
 from core.database import dance_card
 from core.skeleton import humanoid_json
-from core.io import scenario, scenario_builtins, text_input
+from core.io import text_input
+from core.paths import scenario, scenario_builtins
 from core.errors import MotionMatchingError
 
 DEEP_JSON = "[" * 100000 + "]" * 100000

@@ -40,9 +40,9 @@ import os
 
 import numpy as np
 
-from . import text_input
 from ..errors import MotionMatchingError
-from .text_input import short_repr
+from ..io import text_input
+from ..io.text_input import short_repr
 from ..maths.facing import facing_to_yaw, yaw_to_facing
 
 

@@ -1,4 +1,4 @@
-"""core.bake.run: the bake as one call, from a typed database and a controller
+"""core.job.run: the bake as one call, from a typed database and a controller
 path to the frames to key and the report, on a small made-up walking database
 (no Blender)."""
 
@@ -8,10 +8,11 @@ import re
 import numpy as np
 import pytest
 
-from core.bake import pipeline, run
+from core.bake import pipeline
 from core.bake.settings import BakeError, BakeSettings
 from core.database.tags import TagError
 from core.errors import MotionMatchingError
+from core.job import run
 from core.maths import transforms as tf
 from walk_database import FPS, walk_database
 

@@ -15,7 +15,7 @@ other not, and never falls below ``spacing``. Lane speeds and start delays
 vary by fixed low-discrepancy sequences (multiples of the golden ratio), the
 same on every machine.
 
-The result is one :class:`core.io.scenario.Scenario` per character: it stands
+The result is one :class:`core.paths.scenario.Scenario` per character: it stands
 at its start until its delay has passed, walks at constant speed, then stands at
 its end until the last walker arrives, so every path lasts the same time.
 """

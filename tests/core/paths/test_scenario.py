@@ -1,13 +1,13 @@
-"""Tests of core.io.scenario: built-in paths, interpolation, JSON files, curve timing."""
+"""Tests of core.paths.scenario: built-in paths, interpolation, JSON files, curve timing."""
 
 import json
 
 import numpy as np
 import pytest
 
-from core.io import curve_timing, scenario as S, scenario_builtins
+from core.paths import curve_timing, scenario as S, scenario_builtins
 from core.errors import MotionMatchingError
-from core.io.scenario import Scenario, ScenarioError
+from core.paths.scenario import Scenario, ScenarioError
 
 RATE = 240.0
 

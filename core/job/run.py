@@ -27,8 +27,8 @@ from ..measure import report as bake_report
 from ..measure.joints import take_of
 from ..skeleton import humanoid_map
 from ..skeleton.contacts import central_velocity
-from . import pipeline
-from .settings import BakeError, BakeSettings
+from ..bake import pipeline
+from ..bake.settings import BakeError, BakeSettings
 
 SEARCH_INDEX = "search_index"   # the cache key of a database's search index
 

@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from core.io import crowd_lanes, scenario
-from core.io.crowd_lanes import Lanes
+from core.paths import crowd_lanes, scenario
+from core.paths.crowd_lanes import Lanes
 
 
 def _s_curve(n=200):

@@ -1,0 +1,113 @@
+"""A bake retargeted onto another rig, its feet planted again on that rig's own
+legs: the database's foot contacts enforced once more (foot lock and two-joint
+IK, core.bake.legs) in the target's body frame (metres, Z up), after the hips
+are lifted or lowered so that a skinned mesh's soles, not its toe joints, stand
+on the floor.
+
+The caller retargets the baked frames (core.retarget.frames.retarget_frames)
+and reads how high the toes stand above the mesh's soles; :func:`replant_feet`
+does the rest on arrays and returns the new keys. Nothing here reads or writes
+Blender data.
+"""
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ..bake import pipeline
+from ..maths import transforms as tf
+
+UNMAPPED_LEGS = ("the target's legs are not all mapped (hip, knee, ankle, toes), so its feet were not "
+                 "planted again")
+
+
+@dataclass
+class Replanted:
+    """The retarget's keys with the feet planted again on the target's legs."""
+
+    rotations: np.ndarray           # (F, K, 4) the keyed bones' local quaternions, continuous over frames
+    locations: np.ndarray           # (F, L, 3) the located bones' locations, in the target's units
+    foot_locks: Optional[int]       # foot locks on the target's legs (None: its feet were not planted again)
+    sole_shift: Optional[float]     # m the hips were lifted (or lowered, < 0) onto the soles (None: not moved)
+    warnings: list                  # sentences for the report
+
+
+def target_legs(names, target_map):
+    """The target's (hip, knee, ankle, toe) bone indices of each mapped leg."""
+    legs = []
+    for side in ("Left", "Right"):
+        chain = [target_map.get(side + k) for k in ("UpperLeg", "LowerLeg", "Foot", "Toes")]
+        if all(chain):
+            legs.append(tuple(names.index(b) for b in chain))
+    return legs
+
+
+def replant_feet(plan, target, target_map, result, contacts, root_yaw, fps, settings, toe_above_soles=None):
+    """Plant the feet of ``result`` (a core.retarget.frames.Result of ``plan``
+    onto ``target``, a RetargetSkeleton whose canonical joints ``target_map``
+    names) again on the target's legs, where ``contacts`` (F, 2) flag the
+    database's foot contacts, ``root_yaw`` (F,) the bake's root heading, at
+    ``fps`` scene frames per second, with the bake's ``settings`` (the toe
+    floor replaced by the target's own). ``toe_above_soles``: how high the
+    target's toes stand above its mesh's soles at rest (m), or None (no mesh).
+
+    Returns a :class:`Replanted`; when a leg is not mapped (or the plan's
+    bones follow constraints of their own) the keys are left as they are."""
+    names = list(target.names)
+    J = len(names)
+    frames = len(result.rotations)
+    t_locs = np.zeros((frames, J, 3))
+    t_rots = np.zeros((frames, J, 4))
+    t_rots[..., 0] = 1.0
+    t_locs[:, result.located] = result.locations * target.scale
+    t_rots[:, result.keyed] = result.rotations
+    legs = target_legs(names, target_map)
+    keyed = set(int(j) for j in result.keyed)
+    if not (len(legs) == 2 and all(j in keyed for leg in legs for j in leg[:3])
+            and not getattr(plan, "overridden", None)):
+        return Replanted(rotations=result.rotations, locations=result.locations, foot_locks=None, sole_shift=None,
+                         warnings=[UNMAPPED_LEGS])
+    t_skel = pipeline.BakeSkeleton(names=names, parents=np.asarray(target.parents), offsets=target.offsets,
+                                   root=0, hips=names.index(target_map["Hips"]), legs=legs)
+    locations, sole_shift = _stand_on_soles(plan, target, t_skel, t_locs, t_rots, result, contacts,
+                                             toe_above_soles)
+    root_quat = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), root_yaw)
+    floor = _target_floor(t_skel, t_locs, t_rots, contacts)
+    fset = dataclasses.replace(settings, toe_floor=floor)
+    t_rots, _locked, count, _toes = pipeline.apply_foot_lock(
+        t_skel, t_locs, t_rots, contacts, root_quat, 1.0 / fps, fset)
+    return Replanted(rotations=tf.quat_unroll(t_rots[:, result.keyed], axis=0), locations=locations,
+                     foot_locks=int(count), sole_shift=sole_shift, warnings=[])
+
+
+def _stand_on_soles(plan, target, t_skel, t_locs, t_rots, result, contacts, above):
+    """With a skinned mesh (``above`` not None), lift or lower the hips so that
+    the toe floor (the planted toe height less 1 cm, which the toes are kept
+    above) lies as high as the toe joints stand above the mesh's soles at rest:
+    the mesh, not the bones, stands on the floor, and a toe held at the toe
+    floor keeps its sole on it. Moves the hips of ``t_locs`` in place; returns
+    the result's locations with the hips moved too and the shift (world
+    metres), or the locations as they were and None."""
+    if above is None or not np.any(contacts):
+        return result.locations, None
+    pose = pipeline.forward_kinematics(t_skel, t_locs, t_rots)
+    z = np.stack([pose[:, leg[3], 2, 3] for leg in t_skel.legs], axis=1)
+    dz = above - pipeline.toe_floor(z, contacts)
+    # The hips' location is in its rest frame; its parents only turn about
+    # the vertical, so a world lift is the same local vector on every frame.
+    hips = plan.target_hips
+    lift = tf.quat_rotate(tf.quat_conjugate(plan.rest_rot[hips]), np.array([0.0, 0.0, dz]))
+    t_locs[:, hips] += lift
+    k = int(np.flatnonzero(result.located == hips)[0])
+    locations = result.locations.copy()
+    locations[:, k] += lift / target.scale
+    return locations, float(dz)
+
+
+def _target_floor(t_skel, t_locs, t_rots, contacts):
+    """The target's planted toe height (median over contact frames), less 1 cm."""
+    pose = pipeline.forward_kinematics(t_skel, t_locs, t_rots)
+    z = np.stack([pose[:, leg[3], 2, 3] for leg in t_skel.legs], axis=1)
+    return pipeline.toe_floor(z, contacts)
