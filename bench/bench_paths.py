@@ -9,7 +9,7 @@ Run from the repository root (tools/ and core/ are imported as packages):
 Set-up as a user would: the sample take imported with scale 0.01 and a virtual
 root, tags suggested from the shipped dance card, the database built, a
 controller from each scenario file (``motion_matching.add_scenario_controller``)
-and ``motion_matching.bake`` with its defaults (``use_facing`` on where the file
+and ``motion_matching.bake`` with its defaults (``use_strafe`` on where the file
 asks for a facing). The walking-only rows bake the walk paths again with the
 tag query ``walk`` (the dance card's walking).
 
@@ -166,10 +166,10 @@ def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp, variant="a
     options = dict(options or {})
     if options:
         settings = path_measure.addon("bridge.bake_props").to_core(scene.motion_matching.bake_settings).replaced(
-            use_facing=scenario.has_facing, **options)
+            use_strafe=scenario.has_facing, **options)
         path_measure.addon("bridge.bake_job").bake(bpy.context, settings, report_path=report_path,
                                                    controller=ctrl.name, armature=obj.name, tag_query=tag_query)
-    elif ops.bake(controller=ctrl.name, armature=obj.name, use_facing=scenario.has_facing, tag_query=tag_query,
+    elif ops.bake(controller=ctrl.name, armature=obj.name, use_strafe=scenario.has_facing, tag_query=tag_query,
                   report_path=report_path) != {"FINISHED"}:
         raise RuntimeError("bake of %s did not finish" % name)
     wall = time.perf_counter() - t0

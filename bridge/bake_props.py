@@ -29,7 +29,7 @@ _UNITS = {
 
 def property_names():
     """The Blender property name of every knob, in order."""
-    return [k.ui_name for k in knobs()]
+    return [k.name for k in knobs()]
 
 
 def _property(k, options):
@@ -48,7 +48,7 @@ def _property(k, options):
 
 def properties(options=None):
     """{name: bpy.props definition} for every knob."""
-    return {k.ui_name: _property(k, options) for k in knobs()}
+    return {k.name: _property(k, options) for k in knobs()}
 
 
 def with_knobs(options=None):
@@ -70,9 +70,9 @@ def to_core(settings, operator=None):
     values = {}
     for k in knobs():
         source = settings
-        if operator is not None and operator.properties.is_property_set(k.ui_name):
+        if operator is not None and operator.properties.is_property_set(k.name):
             source = operator
-        values[k.name] = getattr(source, k.ui_name)
+        values[k.name] = getattr(source, k.name)
     return BakeSettings.of(**values)
 
 
@@ -95,9 +95,9 @@ def stages():
         own = [k for k in knobs() if k.stage == name]
         if not own:
             continue
-        switch = next((k.ui_name for k in own if k.is_switch), None)
-        out.append(Stage(name, cls.LABEL, switch, tuple(k.ui_name for k in own if not k.is_switch and not k.advanced),
-                         tuple(k.ui_name for k in own if k.advanced)))
+        switch = next((k.name for k in own if k.is_switch), None)
+        out.append(Stage(name, cls.LABEL, switch, tuple(k.name for k in own if not k.is_switch and not k.advanced),
+                         tuple(k.name for k in own if k.advanced)))
     return out
 
 

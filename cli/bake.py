@@ -63,9 +63,9 @@ def run(args):
         raise Failure("Cannot make the folder %s (%s)." % (args.out, ex.strerror or ex)) from None
     report_path = os.path.join(os.path.abspath(args.out), "report.json")
     bake_args.set_bake_settings(scene.motion_matching.bake_settings, args)
-    if args.use_facing is None and args.controller is None and bake_args.scenario_has_facing(args.scenario):
-        # A scenario that asks for a facing is baked facing it (--no-use-facing: where it goes).
-        scene.motion_matching.bake_settings.use_facing = True
+    if args.strafe is None and args.controller is None and bake_args.scenario_has_facing(args.scenario):
+        # A scenario that asks for a facing is baked facing it (--no-strafe: where it goes).
+        scene.motion_matching.bake_settings.use_strafe = True
     call(bpy.ops.motion_matching.bake, report_path=report_path)
     for path, fmt in zip(args.export, args.export_formats):
         call(bpy.ops.motion_matching.export_baked, filepath=os.path.abspath(path), format=fmt, armature=target.name)

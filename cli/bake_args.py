@@ -289,4 +289,4 @@ def set_bake_settings(settings, args):
     for k in bake_knobs():
         value = getattr(args, k.name)
         if value is not None:
-            setattr(settings, k.ui_name, math.radians(value) if k.unit == "angle" else value)
+            setattr(settings, k.name, math.radians(value) if k.unit == "angle" else value)

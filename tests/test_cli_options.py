@@ -22,9 +22,9 @@ def test_every_knob_is_an_option(tmp_path):
 
 
 def test_options_reach_the_scene_settings(tmp_path):
-    args = bake_args.parse(["--bvh", BVH, "--out", str(tmp_path / "o"), "--no-foot-lock", "--search-interval", "0.25",
+    args = bake_args.parse(["--bvh", BVH, "--out", str(tmp_path / "o"), "--no-use-foot-lock", "--search-interval", "0.25",
                          "--keep-window", "12", "--clamp-angle", "30"])
-    assert args.foot_lock is False and args.search_interval == 0.25 and args.keep_window == 12
+    assert args.use_foot_lock is False and args.search_interval == 0.25 and args.keep_window == 12
 
     class Settings:
         pass

@@ -96,7 +96,7 @@ def bake_row(obj, name, fps, tag_query):
     ctrl = [bpy.data.objects[n] for n in bpy.data.objects.keys() if n not in before][0]
     scene.motion_matching.controller = ctrl
     scene.motion_matching.bake_armature = obj
-    result = ops.bake(controller=ctrl.name, armature=obj.name, use_facing=has_facing, tag_query=tag_query)
+    result = ops.bake(controller=ctrl.name, armature=obj.name, use_strafe=has_facing, tag_query=tag_query)
     if result != {"FINISHED"}:
         raise RuntimeError("bake of %s at %s fps did not finish" % (name, fps))
     baked = obj.animation_data.action

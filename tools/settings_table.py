@@ -47,7 +47,7 @@ def render():
     for k in bake_settings.knobs():
         where = "switch" if k.is_switch else ("Advanced" if k.advanced else "")
         setting = k.label + (" (*%s*)" % where if where else "")
-        lines.append("| %s | %s | `%s` | %s | %s |" % (labels[k.stage], setting, k.ui_name, shown_default(k),
+        lines.append("| %s | %s | `%s` | %s | %s |" % (labels[k.stage], setting, k.name, shown_default(k),
                                                      k.description.replace("|", "\\|")))
     return "\n".join(lines) + "\n"
 

@@ -8,9 +8,10 @@ and a flag of the ``bake`` command (cli/bake_args.py) from it (:func:`knobs`). T
 fields are core-only: the add-on never shows them, and only code (the
 benchmark, tests) sets them, to bring back the bake's earlier behaviour.
 
-Names: every knob has one flat name, unique over all stages (``Knob.name``,
-the command-line flag ``--name-with-dashes``), and one Blender property name
-(``Knob.ui_name``, the same unless Blender's ``use_`` prefix is added). The
+Names: every knob has one name, unique over all stages, from end to end
+(``Knob.name``: the Blender property, the operator option, the Python API and the
+command-line flag ``--name-with-dashes``); a stage's switch is ``use_<stage>``,
+as Blender names its switches. The
 scene's property group and the operator are flat: one property per knob, in
 stage order; :meth:`BakeSettings.of` builds the nested settings back from flat
 names (knobs and core-only fields alike). A stage's enable switch
@@ -37,8 +38,8 @@ class BakeError(MotionMatchingError):
 class Knob:
     """How an interface shows one bake setting. ``unit``: 'time' (seconds),
     'length' (metres), 'velocity' (m/s), 'angle' (radians), 'factor' or None;
-    ``name``: the flat name (default: the field's); ``ui_name``: Blender's
-    property name (default: ``name``); ``advanced``: drawn in the stage's
+    ``name``: its one name, the Blender property's too (default: the
+    field's); ``advanced``: drawn in the stage's
     closed Advanced sub-panel. ``stage``, ``field``, ``type`` and ``default``
     are filled in by :func:`knobs`."""
 
@@ -49,7 +50,6 @@ class Knob:
     max: float = None
     soft_max: float = None
     name: str = None
-    ui_name: str = None
     advanced: bool = False
     stage: str = None
     field: str = None
@@ -174,7 +174,7 @@ class StrafeSettings:
     LABEL: ClassVar[str] = "Strafe"
 
     enabled: bool = knob(False, "Strafe", "Face where the controller faces instead of where it goes",
-                         name="use_facing")
+                         name="use_strafe")
     strafe_warp: float = knob(
         np.radians(60.0), "Strafe Warp", "The legs and hips turn up to this toward the travel, the upper body "
         "keeps facing; 0: off", unit="angle", min=0.0, max=3.14159, advanced=True)
@@ -212,8 +212,7 @@ class FootLockSettings:
 
     LABEL: ClassVar[str] = "Foot Lock"
 
-    enabled: bool = knob(True, "Foot Lock", "Pin planted toes with two-joint leg IK", name="foot_lock",
-                         ui_name="use_foot_lock")
+    enabled: bool = knob(True, "Foot Lock", "Pin planted toes with two-joint leg IK", name="use_foot_lock")
     lock_speed: float = knob(
         0.15, "Lock Speed", "A planted toe slower than this locks: higher locks more often", unit="velocity", min=0.0,
         soft_max=2.0, advanced=True)
@@ -246,7 +245,7 @@ class StrideWarpSettings:
     LABEL: ClassVar[str] = "Stride Warp"
 
     enabled: bool = knob(True, "Stride Warp", "Scale step lengths by leg IK to the path's speed, so planted feet "
-                         "stay planted", name="stride_warp")
+                         "stay planted", name="use_stride_warp")
     # Core-only. The step-length scale changes by at most this much a second (0: no limit).
     stride_warp_rate: float = 8.0
 
@@ -349,13 +348,12 @@ def flat_names():
 
 def knobs():
     """The settings a user may turn, in stage order: :class:`Knob` with name,
-    stage, field, type, default and interface name filled in."""
+    stage, field, type and default filled in."""
     out = []
     for stage, cls in stage_classes().items():
         for f in fields(cls):
             k = f.metadata.get("knob")
             if k is not None:
                 name = k.name or f.name
-                out.append(replace(k, name=name, ui_name=k.ui_name or name, stage=stage, field=f.name, type=f.type,
-                                   default=f.default))
+                out.append(replace(k, name=name, stage=stage, field=f.name, type=f.type, default=f.default))
     return tuple(out)

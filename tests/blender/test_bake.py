@@ -83,15 +83,15 @@ def test_a_search_knob_reaches_the_bake(take_on_path, bake, knob, default):
 
 def test_every_bake_knob_is_an_option_and_a_scene_setting():
     core_bake = H.addon_module("core.bake.pipeline")
-    names = [k.ui_name for k in core_bake.knobs()]
+    names = [k.name for k in core_bake.knobs()]
     assert "use_foot_lock" in names and "search_interval" in names and "toe_floor" not in names
     op = bpy.ops.motion_matching.bake.get_rna_type().properties
     scene_group = bpy.context.scene.motion_matching.bake_settings.bl_rna.properties
     for k in core_bake.knobs():
-        assert k.ui_name in op and k.ui_name in scene_group, k.name
-        assert op[k.ui_name].name == scene_group[k.ui_name].name == k.label
-        assert op[k.ui_name].is_skip_save   # the scene's value counts unless the call gives one
-        assert getattr(bpy.context.scene.motion_matching.bake_settings, k.ui_name) == pytest.approx(k.default)
+        assert k.name in op and k.name in scene_group, k.name
+        assert op[k.name].name == scene_group[k.name].name == k.label
+        assert op[k.name].is_skip_save   # the scene's value counts unless the call gives one
+        assert getattr(bpy.context.scene.motion_matching.bake_settings, k.name) == pytest.approx(k.default)
 
 
 def test_no_pops_and_determinism(take_on_path, bake):

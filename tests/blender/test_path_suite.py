@@ -67,7 +67,7 @@ def _import_and_bake(tmp_path, name, fps):
     scene.motion_matching.controller = ctrl
     scene.motion_matching.bake_armature = obj
     report_path = str(tmp_path / "report.json")
-    assert bpy.ops.motion_matching.bake(use_facing=True, report_path=report_path) == {"FINISHED"}
+    assert bpy.ops.motion_matching.bake(use_strafe=True, report_path=report_path) == {"FINISHED"}
     with open(report_path) as fh:
         report = json.load(fh)
     return obj, raw_action, sc.load_scenario(path), report

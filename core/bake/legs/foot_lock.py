@@ -39,6 +39,7 @@ import numpy as np
 
 from ...errors import MotionMatchingError
 from ..resume import first_change
+from ..settings import FootLockSettings
 from ...maths.springs import step_decay
 
 
@@ -46,11 +47,15 @@ class FootLockError(MotionMatchingError):
     """Foot lock was given settings or inputs it cannot use."""
 
 
+_SETTINGS = FootLockSettings()   # the defaults are the bake settings' own
+
+
 class FootLock:
     """The lock state of one foot. See the module notes for the rules."""
 
-    def __init__(self, lock_speed=0.15, unlock_distance=0.2, blend_halflife=0.1,
-                 relock_offset=0.02, on_contact=False):
+    def __init__(self, lock_speed=_SETTINGS.lock_speed, unlock_distance=_SETTINGS.unlock_distance,
+                 blend_halflife=_SETTINGS.lock_blend_halflife, relock_offset=0.02,
+                 on_contact=_SETTINGS.lock_on_contact):
         for name, value in (("lock speed", lock_speed), ("unlock distance", unlock_distance),
                             ("blend half-life", blend_halflife),
                             ("relock offset", relock_offset)):

@@ -14,8 +14,13 @@ def sliding_toe(frames, speed, start=(0.1, 0.2, 0.018)):
     return toes
 
 
+# The rule these tests follow: a foot locks on contact only while its toe is slow,
+# and is released 20 cm from its pin (the bake's own defaults are FootLockSettings').
+SPEED_GATED = {"unlock_distance": 0.2, "on_contact": False}
+
+
 def test_locks_on_slow_contact_and_pins_the_touchdown_point():
-    lock = FootLock()
+    lock = FootLock(**SPEED_GATED)
     toe = np.array([0.1, 0.2, 0.018])
     wanted, locked = lock.step(True, toe, 0.0, DT)
     assert locked and lock.lock_count == 1
@@ -34,18 +39,18 @@ def test_no_lock_when_fast_or_without_contact():
     for contacts, speeds in ((np.ones(60, bool), np.full(60, 0.2)),
                              (np.zeros(60, bool), np.zeros(60)),
                              (np.ones(60, bool), None)):  # measured: 0.5 m/s
-        wanted, locked, count = run_foot_lock(contacts, toes, speeds, DT)
+        wanted, locked, count = run_foot_lock(contacts, toes, speeds, DT, **SPEED_GATED)
         assert count == 0 and not locked.any()
         np.testing.assert_array_equal(wanted, toes)
     # Just under the threshold locks; the threshold is a constructor argument.
-    assert run_foot_lock([True], toes[:1], [0.149], DT)[2] == 1
-    assert run_foot_lock([True], toes[:1], [0.149], DT, lock_speed=0.1)[2] == 0
+    assert run_foot_lock([True], toes[:1], [0.149], DT, **SPEED_GATED)[2] == 1
+    assert run_foot_lock([True], toes[:1], [0.149], DT, **dict(SPEED_GATED, lock_speed=0.1))[2] == 0
 
 
 def test_releases_at_twenty_centimetres_and_blends_out_without_a_pop():
     n, speed = 300, 0.09
     toes = sliding_toe(n, speed)
-    wanted, locked, count = run_foot_lock(np.ones(n, bool), toes, np.full(n, speed), DT)
+    wanted, locked, count = run_foot_lock(np.ones(n, bool), toes, np.full(n, speed), DT, **SPEED_GATED)
     # Locked from frame 0; the drift speed * k * dt first exceeds 0.2 m at k = 134.
     release = int(np.argmin(locked))
     assert locked[:release].all() and release == 134
@@ -75,7 +80,7 @@ def test_release_when_contact_ends_is_continuous():
     toes = np.tile([0.0, 0.0, 0.02], (n, 1))
     toes[40:, 1] = -1.2 * DT * np.arange(1, n - 39)  # lifts off at 1.2 m/s along -Y
     contacts = np.arange(n) < 40
-    wanted, locked, count = run_foot_lock(contacts, toes, None, DT)
+    wanted, locked, count = run_foot_lock(contacts, toes, None, DT, **SPEED_GATED)
     # Speeds measured from the positions: nothing to measure on frame 0, so the
     # lock starts on frame 1.
     assert count == 1 and not locked[0] and locked[1:40].all() and not locked[40:].any()
@@ -98,7 +103,7 @@ def test_lock_count_over_steps():
             contacts.append(False)
         x += 0.6
     toes = np.array(toes)
-    wanted, locked, count = run_foot_lock(contacts, toes, None, DT)
+    wanted, locked, count = run_foot_lock(contacts, toes, None, DT, **SPEED_GATED)
     assert count == 3
     starts = np.flatnonzero(np.diff(np.concatenate([[0], locked.astype(int)])) == 1)
     np.testing.assert_array_equal(starts, [1, 60, 120])  # frame 0: speed unknown
@@ -148,3 +153,11 @@ def test_a_contact_begins_where_the_toe_came_down_just_before():
     # The flags given are not changed; a take whose toes never come down is left alone.
     assert contacts.sum() == 19
     np.testing.assert_array_equal(with_touchdowns(contacts, np.full(60, 0.1), 0.018, DT), contacts)
+
+
+def test_a_lock_made_without_settings_uses_the_bakes_defaults():
+    from core.bake.settings import FootLockSettings
+
+    lock, s = FootLock(), FootLockSettings()
+    assert (lock.lock_speed, lock.unlock_distance, lock.blend_halflife, lock.on_contact) == (
+        s.lock_speed, s.unlock_distance, s.lock_blend_halflife, s.lock_on_contact)

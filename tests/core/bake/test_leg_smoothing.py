@@ -94,7 +94,7 @@ def test_a_toe_under_the_floor_is_lifted_gradually():
     root_quat = tf.quat_from_axis_angle(Z, np.zeros(S))
     toes = bake.leg_points(sk, bake.forward_kinematics(sk, locs, rots))[0]
     floor = float(toes[0, 0, 2]) - 0.01
-    settings = bake.BakeSettings.of(toe_floor=floor, foot_lock=False)
+    settings = bake.BakeSettings.of(toe_floor=floor, use_foot_lock=False)
     out, _, _, lifted = bake.apply_foot_lock(sk, locs, rots.copy(), contacts, root_quat, DT, settings)
     got = bake.leg_points(sk, bake.forward_kinematics(sk, locs, out))[0]
     assert got[..., 2].min() >= floor - 1e-4
@@ -102,7 +102,7 @@ def test_a_toe_under_the_floor_is_lifted_gradually():
     rate = settings.legs.toe_floor_rate * DT
     assert np.abs(np.diff(got[:, 0, 2] - toes[:, 0, 2])).max() <= rate + 1e-4
     # Lifted by exactly the depth (no rate) the toe jumps 4 cm in a frame.
-    hard = bake.BakeSettings.of(toe_floor=floor, foot_lock=False, toe_floor_rate=0.0)
+    hard = bake.BakeSettings.of(toe_floor=floor, use_foot_lock=False, toe_floor_rate=0.0)
     out_hard, _, _, _ = bake.apply_foot_lock(sk, locs, rots.copy(), contacts, root_quat, DT, hard)
     hard_toes = bake.leg_points(sk, bake.forward_kinematics(sk, locs, out_hard))[0]
     assert np.abs(np.diff(hard_toes[:, 0, 2] - toes[:, 0, 2])).max() > 0.03
