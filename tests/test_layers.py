@@ -354,3 +354,43 @@ def test_nothing_outside_tests_changes_sys_path_or_loads_by_file():
 ])
 def test_the_path_check_reads_what_it_should(source, found):
     assert path_games(source) == found
+
+
+# tools/ (developer and test helpers, run with ``python -m tools.NAME``): no
+# two of its modules import each other, directly or round a circle.
+
+
+def tools_graph(root=REPO):
+    """{tools module: tools modules it imports} (absolute imports, as tools/ uses)."""
+    folder = os.path.join(root, "tools")
+    names = {f[:-3] for f in os.listdir(folder) if f.endswith(".py") and f != "__init__.py"}
+    graph = {}
+    for name in sorted(names):
+        with open(os.path.join(folder, name + ".py"), encoding="utf-8") as fh:
+            tree = ast.parse(fh.read(), name)
+        found = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                if node.module == "tools":
+                    found |= {a.name for a in node.names if a.name in names}
+                elif node.module.startswith("tools.") and node.module[6:] in names:
+                    found.add(node.module[6:])
+            elif isinstance(node, ast.Import):
+                found |= {a.name[6:] for a in node.names if a.name.startswith("tools.") and a.name[6:] in names}
+        found.discard(name)
+        graph["tools." + name] = {"tools." + f for f in found}
+    return graph
+
+
+def test_tools_import_no_circle():
+    graph = tools_graph()
+    assert "tools.addon_session" in graph["tools.mm_cli"] and "tools.rigs" in graph["tools.rig_export"]
+    assert cycles(graph) == []
+
+
+def test_the_tools_check_catches_a_circle(tmp_path):
+    (tmp_path / "tools").mkdir()
+    for name, text in (("__init__", ""), ("a", "from tools import b\n"), ("b", "def f():\n    from tools.a import g\n"),
+                       ("c", "import tools.a\n")):
+        (tmp_path / "tools" / (name + ".py")).write_text(text)
+    assert cycles(tools_graph(str(tmp_path))) == [["tools.a", "tools.b"]]

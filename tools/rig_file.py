@@ -6,13 +6,11 @@ closed other files, sometimes crashes while it switches the window's scene; a
 process that only builds the character and exports it starts from a clean
 state every time. The files are cached per process by what they hold.
 
-Run as ``python -m tools.rig_file FORMAT PATH NAME POSE AXIS`` from the
-repository root (:func:`write` does that). Developer tool, not part of the
-extension.
+The new process runs :mod:`tools.rig_export` (this module imports nothing of
+tools.rigs, which imports it). Developer tool, not part of the extension.
 """
 
 import os
-import sys
 
 from tools import addon_session
 
@@ -29,25 +27,6 @@ def write(fmt, folder, name, pose="T", axis="Y"):
         return path
     stem = "".join(c if c.isalnum() else "_" for c in "%s_%s_%s_%s" % key)
     path = os.path.join(folder, stem + "." + fmt)
-    addon_session.write_in_new_process("tools.rig_file", [fmt, path, name, pose, axis], path, "the character", 300)
+    addon_session.write_in_new_process("tools.rig_export", [fmt, path, name, pose, axis], path, "the character", 300)
     _WRITTEN[key] = path
     return path
-
-
-def main(argv):
-    fmt, path, name, pose, axis = argv
-
-    def work():
-        from tools import rigs
-
-        obj, mesh = rigs.build(name, pose)
-        if fmt == "glb":
-            rigs.export_gltf(obj, mesh, path)
-        else:
-            rigs.export_fbx(obj, mesh, path, axis)
-
-    addon_session.run_alone(work)
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
