@@ -20,6 +20,7 @@ from ..core.skeleton import humanoid_joints
 from . import bake_args, scene_inputs
 from .bake_args import Failure
 
+
 def call(op, **kw):
     """Run an operator; turn its error report into a one-line failure."""
     try:
@@ -63,8 +64,8 @@ def run(args):
         raise Failure("Cannot make the folder %s (%s)." % (args.out, ex.strerror or ex)) from None
     report_path = os.path.join(os.path.abspath(args.out), "report.json")
     bake_args.set_bake_settings(scene.motion_matching.bake_settings, args)
-    if args.strafe is None and args.controller is None and bake_args.scenario_has_facing(args.scenario):
-        # A scenario that asks for a facing is baked facing it (--no-strafe: where it goes).
+    if args.use_strafe is None and args.controller is None and bake_args.scenario_has_facing(args.scenario):
+        # A scenario that asks for a facing is baked facing it (--no-use-strafe: where it goes).
         scene.motion_matching.bake_settings.use_strafe = True
     call(bpy.ops.motion_matching.bake, report_path=report_path)
     for path, fmt in zip(args.export, args.export_formats):
@@ -77,6 +78,7 @@ def run(args):
         print("wrote %s" % path)
     if args.top_view:
         from . import top_view
+
         print(top_view.summary(top_view.render_top_view(os.path.abspath(args.top_view), target, ctrl)))
     return report
 
