@@ -57,7 +57,7 @@ BEFORE = {
     "planted_adjustment": 1.0,     # no change of the pull while a foot is planted
     "strafe_warp": 0.0,            # orientation warping of the strafe
     "strict_tag_query": True,      # a tag query offers only rows whose whole future it selects
-    "stride_warp": False,          # steps scaled along travel by the leg IK
+    "use_stride_warp": False,      # steps scaled along travel by the leg IK
     "release_in_joints": False,    # a released foot blends back by a toe offset
     "toe_floor_rate": 0.0,         # a dipping toe lifted by its whole depth at once
     "knee_min_bend": 0.0,          # leg IK may straighten a knee fully
