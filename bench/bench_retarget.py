@@ -51,14 +51,14 @@ def main():
             assert result == {"FINISHED"}
             action = rig.animation_data.action
             keys = sum(len(fc.keyframe_points) for fc in
-                       importlib.import_module(addon_session.MODULE + ".bridge.compat")
+                       importlib.import_module(addon_session.MODULE + ".bridge.blender.compat")
                        .fcurves(action, rig))
             rig.animation_data.action = None
             bpy.data.actions.remove(action)
         op_median = statistics.median(times[1:])
 
         # The array-level function alone, on the same data.
-        bridge = importlib.import_module(addon_session.MODULE + ".bridge.retarget")
+        bridge = importlib.import_module(addon_session.MODULE + ".bridge.retarget.retarget")
         rt_frames = importlib.import_module(addon_session.MODULE + ".core.retarget.frames")
         tf = importlib.import_module(addon_session.MODULE + ".core.maths.transforms")
         setup = bridge.plan_for(bpy.context, source, rig)

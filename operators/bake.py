@@ -3,7 +3,8 @@
 import bpy
 from bpy.props import FloatProperty, IntProperty, StringProperty
 
-from ..bridge import bake_job, bake_props as bake_settings
+from ..bridge.bake import bake_job
+from ..bridge.blender import bake_settings
 from .sliced_run import SlicedRun
 
 

@@ -8,8 +8,8 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ..core.errors import MotionMatchingError
 from ..core.io.npz_reader import MAX_INFLATED_BYTES
-from ..bridge import database_build, database_store
-from ..bridge.properties import MIRROR_TAKES_ITEMS, mark_stale
+from ..bridge.database import build as database_build, store as database_store
+from ..bridge.database.properties import MIRROR_TAKES_ITEMS, mark_stale
 
 
 def _settings(context):

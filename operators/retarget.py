@@ -14,8 +14,8 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 from ..core.skeleton import humanoid_joints, humanoid_json
 from ..core.io import text_input
 from ..core.errors import MotionMatchingError
-from ..bridge import retarget as bridge
-from ..bridge.retarget_props import PREFER, ROOT_MOTION, TPOSE_SOURCES
+from ..bridge.retarget import retarget as bridge
+from ..bridge.blender.retarget_props import PREFER, ROOT_MOTION, TPOSE_SOURCES
 
 
 def _poll_active_armature(cls, context, message="Select an armature"):

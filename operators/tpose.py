@@ -10,7 +10,8 @@ from bpy_extras.io_utils import ImportHelper, orientation_helper
 from ..core.io import bvh_convert as core_bvh_convert, bvh_parse as core_bvh_parse
 from ..core.maths import transforms as tf
 from ..core.errors import MotionMatchingError
-from ..bridge import armature_data, retarget as retarget_bridge
+from ..bridge.blender import armature_data
+from ..bridge.retarget import retarget as retarget_bridge
 
 
 @orientation_helper(axis_forward="-Z", axis_up="Y")

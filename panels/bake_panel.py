@@ -4,7 +4,8 @@ import json
 
 import bpy
 
-from ..bridge import bake_props as bake_settings, preview_follow
+from ..bridge.blender import bake_settings
+from ..bridge.preview import follow as preview_follow
 from ..core.measure.report import BakeReport
 from .sidebar import SidebarPanel
 

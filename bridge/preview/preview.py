@@ -25,9 +25,11 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
-from ..core.maths import transforms as tf
-from . import bake as bake_bridge, bake_props as bake_settings, compat, preview_inputs
-from .scene_data import scene_fps
+from ...core.maths import transforms as tf
+from ..bake import bake as bake_bridge
+from ..blender import bake_settings, compat
+from . import inputs as preview_inputs
+from ..blender.scene_data import scene_fps
 
 _state = {}          # preview key -> dict(result, frames, locs, rots, skeleton, report)
 _draw_handle = []

@@ -6,13 +6,14 @@ import time
 import bpy
 import numpy as np
 
-from ..core.bake import pipeline as core_bake
-from ..core.job import replant as core_replant
-from ..core.job import run as core_run
-from ..core.measure import retarget_checks
-from ..core.errors import MotionMatchingError
-from . import armature_data, compat, database_build, database_store, handlers
-from .scene_data import scene_fps
+from ...core.bake import pipeline as core_bake
+from ...core.job import replant as core_replant
+from ...core.job import run as core_run
+from ...core.measure import retarget_checks
+from ...core.errors import MotionMatchingError
+from ..blender import armature_data, compat
+from ..database import build as database_build, store as database_store, handlers
+from ..blender.scene_data import scene_fps
 
 # Keyed custom properties on the baked armature, per frame.
 FIGURES = ("mm_match_cost", "mm_jump", "mm_contact_left", "mm_contact_right",
@@ -239,7 +240,7 @@ def retarget_setup(context, target, scale=None, database=None):
     onto ``target`` (``scale``: the size ratio, None for automatic): the armature
     in the file for a database built here, else the armature the ``database``
     (core MotionDatabase) recorded (an imported database, in a file that may lack it)."""
-    from . import retarget as retarget_bridge
+    from ..retarget import retarget as retarget_bridge
 
     scene = context.scene
     recorded = database is not None and database.source is not None
@@ -266,7 +267,7 @@ def target_world_joints(setup, result):
     """World positions of the target rig's hips, pelvis, head, ankles and toes
     on every frame of a retarget result (retarget_bridge.world_joints): the
     report's figures are measured on the character itself."""
-    from . import retarget as retarget_bridge
+    from ..retarget import retarget as retarget_bridge
 
     return retarget_bridge.world_joints(setup, result)
 
@@ -277,7 +278,7 @@ def write_retargeted(context, target, output, setup, name="MM_Bake"):
     foot contacts again on the target's own legs (core.job.replant: foot lock +
     two-joint IK, the hips on a skinned mesh's soles), and key the result with
     the per-frame figures. Returns (action, warnings)."""
-    from . import retarget as retarget_bridge
+    from ..retarget import retarget as retarget_bridge
 
     frames, report = output.frames, output.report
     pose = core_bake.forward_kinematics(output.skeleton, output.locations, output.rotations)

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 import bpy
 
-from ..core.bake.pipeline import run_to_end
-from ..core.job.run import skeleton_of
-from . import bake as bake_bridge, scene_data
+from ...core.bake.pipeline import run_to_end
+from ...core.job.run import skeleton_of
+from . import bake as bake_bridge
+from ..blender import scene_data
 
 
 @dataclass

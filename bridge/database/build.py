@@ -12,17 +12,18 @@ import json
 
 import numpy as np
 
-from ..core.database.clip_features import Clip
-from ..core.database.feature_database import build_database
-from ..core.database.feature_spec import FeatureGroup, FeatureSpec, default_spec
-from ..core.database import motion_database as mdb
-from ..core.maths import transforms as tf
-from ..core.skeleton import virtual_root as vr
-from ..core.errors import MotionMatchingError
-from ..core.database import selection as row_selection
-from . import armature_data, bake_props, compat, database_mirror, database_store
-from . import retarget as retarget_bridge
-from .scene_data import scene_fps
+from ...core.database.clip_features import Clip
+from ...core.database.feature_database import build_database
+from ...core.database.feature_spec import FeatureGroup, FeatureSpec, default_spec
+from ...core.database import motion_database as mdb
+from ...core.maths import transforms as tf
+from ...core.skeleton import virtual_root as vr
+from ...core.errors import MotionMatchingError
+from ...core.database import selection as row_selection
+from ..blender import armature_data, bake_settings as bake_props, compat
+from . import mirror as database_mirror, store as database_store
+from ..retarget import retarget as retarget_bridge
+from ..blender.scene_data import scene_fps
 
 
 def action_fps(action, scene):
@@ -59,7 +60,7 @@ def action_frames(action, obj):
 
 def feature_bones(settings, obj):
     """Hips, feet and toes of ``obj``: the settings' overrides, else found by name."""
-    from ..core.skeleton import humanoid_map
+    from ...core.skeleton import humanoid_map
 
     names, parents = armature_data.bone_order(obj.data)
     rest = armature_data.rest_matrices(obj.data, names)
@@ -227,7 +228,7 @@ def _continue_signs(previous, quats):
 def tags_of(action, frames):
     """The action's tags as core Tags in 0-based clip frames; a tag outside the
     action is refused in the action's own frame numbers."""
-    from ..core.database import tags as core_tags
+    from ...core.database import tags as core_tags
 
     first, last = int(frames[0]), int(frames[-1])
     out = []
@@ -308,8 +309,8 @@ def build(scene, progress=None):
     """Return (npz bytes, summary dict, core MotionDatabase). Raises
     MotionMatchingError with a plain sentence on bad input; the scene is not
     changed."""
-    from ..core.database import tags as core_tags
-    from .database_store import to_bytes
+    from ...core.database import tags as core_tags
+    from .store import to_bytes
 
     settings = scene.motion_matching
     pairs = entries(settings)

@@ -16,8 +16,8 @@ import os
 import bpy
 from mathutils import Matrix
 
-from ..core.errors import MotionMatchingError
-from . import compat
+from ...core.errors import MotionMatchingError
+from ..blender import compat
 
 FORMATS = {"BVH": ".bvh", "FBX": ".fbx", "GLTF": ".glb", "GLTF_SEPARATE": ".gltf"}
 KNOWN_EXTENSIONS = (".bvh", ".fbx", ".glb", ".gltf")

@@ -29,9 +29,12 @@ import time
 import bpy
 from bpy.app.handlers import persistent
 
-from ..core.job import run as core_run
-from ..core.errors import MotionMatchingError
-from . import bake as bake_bridge, bake_props, database_store, preview, preview_inputs
+from ...core.job import run as core_run
+from ...core.errors import MotionMatchingError
+from ..bake import bake as bake_bridge
+from ..blender import bake_settings as bake_props
+from ..database import store as database_store
+from . import preview, inputs as preview_inputs
 
 SLICE_S = 0.05          # seconds a timer call works before giving Blender back
 WAIT_S = 0.02           # seconds between looks at a simulation running on its thread

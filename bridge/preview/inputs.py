@@ -17,8 +17,10 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from . import bake as bake_bridge, bake_props, compat, controller as controller_build, database_store
-from .scene_data import scene_fps
+from ..bake import bake as bake_bridge, controller as controller_build
+from ..blender import bake_settings as bake_props, compat
+from ..database import store as database_store
+from ..blender.scene_data import scene_fps
 
 # Set while the preview steps the scene's frames itself (sampling a controller
 # frame by frame): its own frame-change handlers then do nothing.

@@ -5,12 +5,13 @@ import os
 
 import numpy as np
 
-from ..core.database import auto_tags
-from ..core.database import coverage as core_coverage
-from ..core.database import dance_card as core_dance_card
-from ..core.database import file_rules
-from ..core.skeleton import virtual_root as vr
-from . import armature_data, database_build, database_store
+from ...core.database import auto_tags
+from ...core.database import coverage as core_coverage
+from ...core.database import dance_card as core_dance_card
+from ...core.database import file_rules
+from ...core.skeleton import virtual_root as vr
+from ..blender import armature_data
+from . import build as database_build, store as database_store
 
 
 def suggest_tags(scene, obj):

@@ -3,11 +3,11 @@
 import bpy
 import numpy as np
 
-from ..core.skeleton import virtual_root as vr
-from ..core.errors import MotionMatchingError
-from ..core.maths import transforms as tf
-from . import armature_data, compat
-from .scene_data import scene_fps
+from ...core.skeleton import virtual_root as vr
+from ...core.errors import MotionMatchingError
+from ...core.maths import transforms as tf
+from ..blender import armature_data, compat
+from ..blender.scene_data import scene_fps
 
 HIPS_NAMES = ("hips", "pelvis", "hip", "root", "mixamorig:hips", "def-spine", "spine")
 

@@ -4,8 +4,8 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from ..core.io.bvh_channels import keyed_channel_list, keyed_channels
-from . import armature_data, compat
+from ...core.io.bvh_channels import keyed_channel_list, keyed_channels
+from ..blender import armature_data, compat
 
 
 def _fix_zero_length(motion):

@@ -10,12 +10,12 @@ poses the bake will play.
 
 import numpy as np
 
-from ..core.skeleton import humanoid_map
-from ..core.skeleton import mirror as core_mirror, mirror_maps
-from ..core.maths import transforms as tf
-from ..core.errors import MotionMatchingError
-from ..core.database.tags import Tag
-from . import armature_data
+from ...core.skeleton import humanoid_map
+from ...core.skeleton import mirror as core_mirror, mirror_maps
+from ...core.maths import transforms as tf
+from ...core.errors import MotionMatchingError
+from ...core.database.tags import Tag
+from ..blender import armature_data
 
 
 # Frames of the takes (spread evenly over them) the mirror may take its reference pose from.
@@ -26,7 +26,7 @@ def _reference_poses(obj, names, parents, rest, offsets, takes):
     """(label, (K, J, 4, 4) armature-space poses) the mirror may take a symmetric
     reference from: the armature's stored T-pose, then frames of the takes
     (``takes``: (locations, quaternions) float32 channels of each take)."""
-    from .retarget import stored_tpose
+    from ..retarget.retarget import stored_tpose
 
     out = []
     if len(obj.data.motion_matching.tpose):

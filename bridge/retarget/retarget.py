@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ..core.skeleton import humanoid_joints, humanoid_map
-from ..core.retarget import frames as rt_frames, plan as rt_plan, rig as rt_rig, tpose as rt_tpose
-from ..core.maths import transforms as tf
-from ..core.database.motion_database import SourceRecord
-from ..core.errors import MotionMatchingError
-from . import armature_data, compat
-from .virtual_root import key_times
+from ...core.skeleton import humanoid_joints, humanoid_map
+from ...core.retarget import frames as rt_frames, plan as rt_plan, rig as rt_rig, tpose as rt_tpose
+from ...core.maths import transforms as tf
+from ...core.database.motion_database import SourceRecord
+from ...core.errors import MotionMatchingError
+from ..blender import armature_data, compat
+from ..files.virtual_root import key_times
 
 
 # ----------------------------------------------------------------------------
@@ -561,7 +561,7 @@ def world_joints(setup, result, chunk=256):
 def check_result(setup, result, target, controller=None, frames=200):
     """core.measure.retarget_checks on the result in world space (on up to ``frames``
     frames spread over it unless a controller is given): [sentences]."""
-    from ..core.measure import retarget_checks
+    from ...core.measure import retarget_checks
 
     if controller is None and result.rotations.shape[0] > frames:
         pick = np.linspace(0, result.rotations.shape[0] - 1, frames).round().astype(np.int64)
