@@ -59,9 +59,10 @@ def main():
 
         # The array-level function alone, on the same data.
         bridge = importlib.import_module(addon_session.MODULE + ".bridge.retarget.retarget")
+        retarget_plan = importlib.import_module(addon_session.MODULE + ".bridge.retarget.plan")
         rt_frames = importlib.import_module(addon_session.MODULE + ".core.retarget.frames")
         tf = importlib.import_module(addon_session.MODULE + ".core.maths.transforms")
-        setup = bridge.plan_for(bpy.context, source, rig)
+        setup = retarget_plan.plan_for(bpy.context, source, rig)
         plan = setup.plan
         _action, frames, _names, pose = bridge.source_motion(source)
         rotations = tf.matrix_to_quat(pose[..., :3, :3])

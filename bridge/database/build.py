@@ -22,7 +22,7 @@ from ...core.errors import MotionMatchingError
 from ...core.database import selection as row_selection
 from ..blender import armature_data, bake_settings as bake_props, compat
 from . import mirror as database_mirror, store as database_store
-from ..retarget import retarget as retarget_bridge
+from ..retarget import plan as retarget_plan
 from ..blender.scene_data import scene_fps
 
 
@@ -405,7 +405,7 @@ def build(scene, progress=None):
                            mirrored=np.array(mirrored, dtype=bool) if any(mirrored) else None),
         feature_bones=mdb.FeatureBones(**bones),
         fingerprint=fingerprint(scene),
-        source=retarget_bridge.source_record(first_obj),   # a bake onto a character in another file reads it
+        source=retarget_plan.source_record(first_obj),   # a bake onto a character in another file reads it
     )
     summary = {
         "rows": db.num_rows, "features": db.dim, "clips": len(clips),

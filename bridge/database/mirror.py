@@ -26,7 +26,7 @@ def _reference_poses(obj, names, parents, rest, offsets, takes):
     """(label, (K, J, 4, 4) armature-space poses) the mirror may take a symmetric
     reference from: the armature's stored T-pose, then frames of the takes
     (``takes``: (locations, quaternions) float32 channels of each take)."""
-    from ..retarget.retarget import stored_tpose
+    from ..retarget.tpose import stored_tpose
 
     out = []
     if len(obj.data.motion_matching.tpose):

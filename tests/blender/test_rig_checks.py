@@ -75,7 +75,7 @@ def test_a_rig_100_times_its_mesh_is_named(scene_with_take, workdir):
 def test_too_few_mapped_joints_are_refused(scene_with_take):
     take, _controller = scene_with_take
     rig, _mesh = rigs.build("Few")
-    bridge = H.addon_module("bridge.retarget.retarget")
+    bridge = H.addon_module("bridge.retarget.mapping")
     bridge.store_mapping(rig, {"Hips": rigs.PREFIX + "Hips", "Spine": rigs.PREFIX + "Spine",
                                "Head": rigs.PREFIX + "Head"})
     with pytest.raises(RuntimeError, match="(?i)mapping of the target 'Few'.*LeftUpperArm"):
