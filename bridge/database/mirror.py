@@ -80,7 +80,7 @@ def mirrored_take(obj, names, parents, wanted, fk, channels, pairs, maps):
     """The mirror image of one sampled take: ((locations, quaternions) float32
     like the stored poses, world positions of ``wanted`` (F, K, 3), world
     matrices of the last of them, the root (F, 4, 4)). ``fk``: indices of
-    ``wanted`` and their ancestors, parents first (database_build.fk_bones);
+    ``wanted`` and their ancestors, parents first (takes.fk_bones);
     ``pairs``, ``maps``: from :func:`mirror_plan`."""
     loc, quat = core_mirror.mirror_channels(channels[0], channels[1], pairs, maps)
     loc32, quat32 = loc.astype(np.float32), quat.astype(np.float32)
