@@ -19,7 +19,7 @@ from ...core.maths import transforms as tf
 from ...core.skeleton import virtual_root as vr
 from ...core.errors import MotionMatchingError
 from ...core.database import selection as row_selection
-from ..blender import armature_data, bake_settings as bake_props, compat
+from ..blender import armature_data, bake_settings, compat
 from . import mirror as database_mirror, store as database_store
 from ..retarget import plan as retarget_plan
 from .inputs import entries, exclude_names, feature_bones, spec_from_settings
@@ -258,7 +258,7 @@ def build_and_store(context):
         # What loading will demand of the stored bytes (e.g. values of sane size).
         database.check()
         if settings.tag_query.strip():
-            knobs = bake_props.to_core(settings.bake_settings).tags
+            knobs = bake_settings.to_core(settings.bake_settings).tags
             row_selection.allowed_rows(database, settings.tag_query, ahead_s=knobs.tag_query_ahead,
                                        strict=knobs.strict_tag_query)
         del database   # only the bytes are kept: free the arrays before Blender copies them

@@ -51,7 +51,7 @@ def start(context, settings=None):
     """Simulate with the scene's bake settings (or ``settings``, a
     core.bake.BakeSettings) and begin posing; returns the BakeReport of the
     simulation. With the scene's settings the preview then follows edits
-    (bridge.preview_follow); with others it shows them until stopped."""
+    (bridge.preview.follow); with others it shows them until stopped."""
     scene = context.scene
     mm = scene.motion_matching
     ctrl = bake_bridge.controller_object(context)
