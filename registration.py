@@ -5,7 +5,9 @@ command line (``blender -c motion_matching``); unregister in reverse. The one mo
 import bpy
 
 from . import cli
-from .bridge import bake_props as bake_settings, handlers, preview, preview_follow, properties, retarget_props
+from .bridge.blender import bake_settings, retarget_props
+from .bridge.database import handlers, properties
+from .bridge.preview import preview, follow as preview_follow
 from .operators import (
     bake,
     controller,

@@ -118,7 +118,7 @@ def main():
     build_s = time.perf_counter() - t
     from tools import path_measure
 
-    store = path_measure.addon("bridge.database_store")
+    store = path_measure.addon("bridge.database.store")
     size = len(store.raw_bytes(scene))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

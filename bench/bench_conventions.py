@@ -107,7 +107,7 @@ def setup(take, files):
     print("%s: %s" % (take, note), flush=True)
     from tools import path_measure
 
-    database = path_measure.addon("bridge.database_store").load(scene)
+    database = path_measure.addon("bridge.database.store").load(scene)
     return arms, database.matching, note, time.perf_counter() - t0
 
 

@@ -56,7 +56,7 @@ def _rigs(folder):
 
 
 def _contact_flags(armature, frames):
-    compat = path_measure.addon("bridge.compat")
+    compat = path_measure.addon("bridge.blender.compat")
     out = {}
     for fc in compat.fcurves(armature.animation_data.action, armature):
         for side, key in enumerate(('["mm_contact_left"]', '["mm_contact_right"]')):
@@ -109,9 +109,9 @@ def main():
         bpy.context.view_layer.objects.active = curve
         rig_trial.call(bpy.ops.motion_matching.add_crowd, count=args.count, lanes=args.lanes)
         scene = bpy.context.scene
-        crowd = path_measure.addon("bridge.crowd")
+        crowd = path_measure.addon("bridge.bake.crowd")
         pairs = crowd.pairs_to_bake(scene)
-        settings = path_measure.addon("bridge.bake_props").to_core(scene.motion_matching.bake_settings)
+        settings = path_measure.addon("bridge.blender.bake_settings").to_core(scene.motion_matching.bake_settings)
         results = []
         t = time.perf_counter()
         path_measure.addon("core.bake.pipeline").run_to_end(crowd.bake_pairs(bpy.context, pairs, settings, results))

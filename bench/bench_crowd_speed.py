@@ -70,7 +70,7 @@ def _setup(count, seconds, fps, folder):
     take = bpy.context.active_object
     bpy.ops.motion_matching.database_add_action()
     bpy.ops.motion_matching.build_database()
-    crowd = path_measure.addon("bridge.crowd")
+    crowd = path_measure.addon("bridge.bake.crowd")
     pairs = []
     for i in range(count):
         path = os.path.join(folder, "path%03d.json" % i)
@@ -87,7 +87,7 @@ def _setup(count, seconds, fps, folder):
 
 def _digest(armature):
     """One digest of every key of the armature's action (curves in path order)."""
-    compat = path_measure.addon("bridge.compat")
+    compat = path_measure.addon("bridge.blender.compat")
     h = hashlib.sha256()
     curves = sorted(compat.fcurves(armature.animation_data.action, armature), key=lambda f: (f.data_path, f.array_index))
     for fc in curves:
@@ -120,7 +120,7 @@ def child(mode, count, seconds, fps):
     folder = tempfile.mkdtemp(prefix="mm_crowd_speed_")
     pairs = _setup(count, seconds, fps, folder)
     scene = bpy.context.scene
-    keying = _timed(path_measure.addon("bridge.compat"), "write_curves")
+    keying = _timed(path_measure.addon("bridge.blender.compat"), "write_curves")
     chains = _timed(path_measure.addon("core.maths.transforms"), "pose_fk_chain")
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t, c = time.perf_counter(), time.process_time()

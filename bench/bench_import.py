@@ -60,7 +60,7 @@ def phases(path):
 
     bvh_parse = importlib.import_module(addon_session.MODULE + ".core.io.bvh_parse")
     bvh_convert = importlib.import_module(addon_session.MODULE + ".core.io.bvh_convert")
-    build = importlib.import_module(addon_session.MODULE + ".bridge.bvh_import")
+    build = importlib.import_module(addon_session.MODULE + ".bridge.files.import_bvh")
     bpy.ops.wm.read_homefile(use_empty=True)
     marks = [time.perf_counter()]
     data = bvh_parse.read_bvh(path)

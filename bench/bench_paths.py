@@ -23,7 +23,7 @@ real-time factor is the report's, so it moves with the machine's load.
 
 Every row is baked twice: "before", with the core settings of :data:`BEFORE`
 (the last round's behaviour turned off: the greedy bake without warping), baked
-through bridge.bake_job as the operator bakes, and "after", with
+through bridge.bake.bake_job as the operator bakes, and "after", with
 ``motion_matching.bake``'s defaults; both tables are printed, then the "Done
 when" checks of every row (bench/done_when.py).
 """
@@ -99,10 +99,10 @@ def setup(walk_query, mirror_takes=None):
     ops.build_database(**({} if mirror_takes is None else {"mirror_takes": mirror_takes}))
     from tools import path_measure
 
-    database = path_measure.addon("bridge.database_store").load(bpy.context.scene)
+    database = path_measure.addon("bridge.database.store").load(bpy.context.scene)
     db = database.matching
     search = path_measure.addon("core.database.selection")
-    settings = path_measure.addon("bridge.bake_props").to_core(
+    settings = path_measure.addon("bridge.blender.bake_settings").to_core(
         bpy.context.scene.motion_matching.bake_settings)
     walk_s = [float(search.bake_rows(database, walk_query, settings)[k].sum() / db.clip_fps[0]) for k in (0, 1)]
     walk_s.append(float(search.allowed_rows(database, walk_query, strict=True).sum() / db.clip_fps[0]))
@@ -140,7 +140,7 @@ def raw_motion(obj, action, db, fps):
 
 def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp, variant="after", options=None):
     """Bake one path at one rate on the scene's database: with ``options`` (core
-    settings over the scene's) through bridge.bake_job, or with none by the
+    settings over the scene's) through bridge.bake.bake_job, or with none by the
     operator, as a user bakes; returns the measured row."""
     import bpy
     import numpy as np
@@ -165,9 +165,9 @@ def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp, variant="a
     t0 = time.perf_counter()
     options = dict(options or {})
     if options:
-        settings = path_measure.addon("bridge.bake_props").to_core(scene.motion_matching.bake_settings).replaced(
+        settings = path_measure.addon("bridge.blender.bake_settings").to_core(scene.motion_matching.bake_settings).replaced(
             use_strafe=scenario.has_facing, **options)
-        path_measure.addon("bridge.bake_job").bake(bpy.context, settings, report_path=report_path,
+        path_measure.addon("bridge.bake.bake_job").bake(bpy.context, settings, report_path=report_path,
                                                    controller=ctrl.name, armature=obj.name, tag_query=tag_query)
     elif ops.bake(controller=ctrl.name, armature=obj.name, use_strafe=scenario.has_facing, tag_query=tag_query,
                   report_path=report_path) != {"FINISHED"}:
@@ -186,7 +186,7 @@ def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp, variant="a
     # With Mirror Takes each joint also plays its counterpart's motion: the raw
     # rotation steps it is held to are both sides'.
     mirrored = scene.motion_matching.mirror_takes != "OFF" and not scene.motion_matching.database_note
-    pairs = mirror.pair_bones(bake.names, path_measure.addon("bridge.armature_data")
+    pairs = mirror.pair_bones(bake.names, path_measure.addon("bridge.blender.armature_data")
                               .bone_order(obj.data)[1]) if mirrored else None
     row = path_measure.measure(bake, raw, floor, path=target, asked_facing=asked, raw_pairs=pairs)
     row.update(path=name, query=tag_query or "", report=report, operator_s=wall, frame_set_check_m=check,
@@ -194,7 +194,7 @@ def bake_path(obj, raw_action, name, fps, tag_query, raw, floor, tmp, variant="a
                clamp_m=options.get("clamp_distance", scene.motion_matching.bake_settings.clamp_distance))
     row["glides_warned"] = done_when.warned_glides(row["glides"], report.get("warnings", []))
     # Leave the scene as it was: the take plays its own action again.
-    path_measure.addon("bridge.compat").assign_action(obj, raw_action)
+    path_measure.addon("bridge.blender.compat").assign_action(obj, raw_action)
     bpy.data.actions.remove(action)
     ctrl_action = ctrl.animation_data.action if ctrl.animation_data else None
     bpy.data.objects.remove(ctrl)

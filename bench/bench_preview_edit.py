@@ -79,8 +79,8 @@ def main():
     bpy.ops.motion_matching.build_database()
     from tools import path_measure
 
-    follow = path_measure.addon("bridge.preview_follow")
-    compat = path_measure.addon("bridge.compat")
+    follow = path_measure.addon("bridge.preview.follow")
+    compat = path_measure.addon("bridge.blender.compat")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "long.json")

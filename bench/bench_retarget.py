@@ -51,17 +51,18 @@ def main():
             assert result == {"FINISHED"}
             action = rig.animation_data.action
             keys = sum(len(fc.keyframe_points) for fc in
-                       importlib.import_module(addon_session.MODULE + ".bridge.compat")
+                       importlib.import_module(addon_session.MODULE + ".bridge.blender.compat")
                        .fcurves(action, rig))
             rig.animation_data.action = None
             bpy.data.actions.remove(action)
         op_median = statistics.median(times[1:])
 
         # The array-level function alone, on the same data.
-        bridge = importlib.import_module(addon_session.MODULE + ".bridge.retarget")
+        bridge = importlib.import_module(addon_session.MODULE + ".bridge.retarget.retarget")
+        retarget_plan = importlib.import_module(addon_session.MODULE + ".bridge.retarget.plan")
         rt_frames = importlib.import_module(addon_session.MODULE + ".core.retarget.frames")
         tf = importlib.import_module(addon_session.MODULE + ".core.maths.transforms")
-        setup = bridge.plan_for(bpy.context, source, rig)
+        setup = retarget_plan.plan_for(bpy.context, source, rig)
         plan = setup.plan
         _action, frames, _names, pose = bridge.source_motion(source)
         rotations = tf.matrix_to_quat(pose[..., :3, :3])

@@ -85,7 +85,7 @@ def joint_steps(path):
 
     bvh_parse = importlib.import_module(addon_session.MODULE + ".core.io.bvh_parse")
     bvh_convert = importlib.import_module(addon_session.MODULE + ".core.io.bvh_convert")
-    build = importlib.import_module(addon_session.MODULE + ".bridge.bvh_import")
+    build = importlib.import_module(addon_session.MODULE + ".bridge.files.import_bvh")
     bpy.ops.wm.read_homefile(use_empty=True)
     marks = {}
     t = time.perf_counter()
@@ -120,7 +120,7 @@ def bench_joints(max_joints, frames):
             obj = bpy.context.active_object
             import importlib
 
-            compat = importlib.import_module(addon_session.MODULE + ".bridge.compat")
+            compat = importlib.import_module(addon_session.MODULE + ".bridge.blender.compat")
             curves = len(compat.fcurves(obj.animation_data.action, obj))
             steps = joint_steps(path)
             print("%8d %8d %10.2f %12.3f   %s" % (
@@ -136,7 +136,7 @@ def key_count():
 
     import bpy
 
-    compat = importlib.import_module(addon_session.MODULE + ".bridge.compat")
+    compat = importlib.import_module(addon_session.MODULE + ".bridge.blender.compat")
     obj = bpy.context.active_object
     curves = compat.fcurves(obj.animation_data.action, obj)
     return len(curves), sum(len(fc.keyframe_points) for fc in curves)

@@ -1,4 +1,5 @@
-"""The Blender side of the data: property groups, reading and writing
-animation in bulk, the version compatibility layer, storage, and the bridges
-that take a job from the scene to core and back (bake, database, tags,
-retarget, preview, export). Imports core and itself only."""
+"""The Blender side of the data, in packages named like the jobs of operators/
+and panels/: blender (what every job shares: compat, bulk animation, the
+property groups that stand alone), files (import, virtual root, export),
+retarget, database, bake, preview; each imports only those before it in that
+list. Imports core and itself only."""

@@ -14,7 +14,9 @@ import os
 
 import numpy as np
 
-from ..bridge import armature_data, compat, controller as bridge_controller, database_store
+from ..bridge.blender import armature_data, compat
+from ..bridge.bake import controller as bridge_controller
+from ..bridge.database import store as database_store
 from ..core.measure import path_metrics
 
 SLIDE_M = 0.02                      # a planted foot moving further than this is a slide

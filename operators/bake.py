@@ -3,7 +3,8 @@
 import bpy
 from bpy.props import FloatProperty, IntProperty, StringProperty
 
-from ..bridge import bake_job, bake_props as bake_settings
+from ..bridge.bake import bake_job
+from ..bridge.blender import bake_settings
 from .sliced_run import SlicedRun
 
 
@@ -45,7 +46,7 @@ class MOTION_MATCHING_OT_bake(SlicedRun, bpy.types.Operator):
         return bake_settings.to_core(context.scene.motion_matching.bake_settings, self)
 
     def _start(self, context):
-        """Check the input and return the bake job (bridge.bake_job)."""
+        """Check the input and return the bake job (bridge.bake.bake_job)."""
         return bake_job.start(context, self.settings(context), controller=self.controller, armature=self.armature,
                               frame_start=self.frame_start, frame_end=self.frame_end, tag_query=self.tag_query,
                               scale=self.scale)

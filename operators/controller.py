@@ -18,7 +18,8 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, St
 from ..core.paths import curve_timing as core_curve_timing, scenario as core_scenario
 from ..core.paths import scenario_builtins as core_scenario_builtins
 from ..core.errors import MotionMatchingError
-from ..bridge import compat, controller as controller_build
+from ..bridge.blender import compat
+from ..bridge.bake import controller as controller_build
 
 
 def _curve(context):

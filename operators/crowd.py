@@ -13,7 +13,8 @@ from bpy.props import FloatProperty, IntProperty
 
 from ..core.errors import MotionMatchingError
 from ..core.paths.crowd_lanes import Lanes
-from ..bridge import bake_props, crowd, scene_data
+from ..bridge.blender import bake_settings as bake_props, scene_data
+from ..bridge.bake import crowd
 from .sliced_run import SlicedRun
 
 _DEFAULT = Lanes()

@@ -8,8 +8,8 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ..core.errors import MotionMatchingError
 from ..core.io.npz_reader import MAX_INFLATED_BYTES
-from ..bridge import database_build, database_store
-from ..bridge.properties import MIRROR_TAKES_ITEMS, mark_stale
+from ..bridge.database import build as database_build, inputs as database_inputs, store as database_store
+from ..bridge.database.properties import MIRROR_TAKES_ITEMS, mark_stale
 
 
 def _settings(context):
@@ -92,11 +92,11 @@ class MOTION_MATCHING_OT_reset_features(bpy.types.Operator):
         settings = _settings(context)
         obj = next(e.armature for e in settings.entries if e.armature)
         try:
-            bones = database_build.feature_bones(settings, obj)
+            bones = database_inputs.feature_bones(settings, obj)
         except MotionMatchingError as ex:
             self.report({"ERROR"}, str(ex))
             return {"CANCELLED"}
-        database_build.fill_default_groups(settings, bones)
+        database_inputs.fill_default_groups(settings, bones)
         return {"FINISHED"}
 
 

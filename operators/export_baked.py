@@ -7,7 +7,7 @@ from bpy.props import EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper
 
 from ..core.errors import MotionMatchingError
-from ..bridge import export as export_bridge
+from ..bridge.files import export_baked as export_bridge
 
 FORMAT_ITEMS = (
     ("FBX", "FBX (.fbx)", "Unity, Unreal and most engines: one take, Y up, metres"),

@@ -16,9 +16,10 @@ from bpy_extras.io_utils import ImportHelper, orientation_helper
 
 from ..core.io import bvh_convert as core_bvh_convert, bvh_parse as core_bvh_parse
 from ..core.errors import MotionMatchingError
-from ..bridge import armature_data, bvh_import as bvh_build, compat, virtual_root
-from ..bridge.properties import mark_stale
-from ..bridge.scene_data import scene_fps
+from ..bridge.blender import armature_data, compat
+from ..bridge.files import import_bvh as bvh_build, virtual_root
+from ..bridge.database.properties import mark_stale
+from ..bridge.blender.scene_data import scene_fps
 from .virtual_root import VirtualRootOptions
 
 

@@ -3,7 +3,7 @@
 import bpy
 
 from ..core.errors import MotionMatchingError
-from ..bridge import preview
+from ..bridge.preview import preview
 
 
 class MOTION_MATCHING_OT_toggle_preview(bpy.types.Operator):

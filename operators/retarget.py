@@ -2,7 +2,7 @@
 
 motion_matching.auto_map_bones, save_bone_map, load_bone_map, make_tpose and
 retarget. Each checks everything before changing the file and reports a
-sentence; see bridge.retarget and core.retarget.
+sentence; see bridge/retarget and core.retarget.
 """
 
 import os
@@ -14,8 +14,8 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 from ..core.skeleton import humanoid_joints, humanoid_json
 from ..core.io import text_input
 from ..core.errors import MotionMatchingError
-from ..bridge import retarget as bridge
-from ..bridge.retarget_props import PREFER, ROOT_MOTION, TPOSE_SOURCES
+from ..bridge.retarget import mapping as bone_mapping, retarget as retarget_bridge, tpose as retarget_tpose
+from ..bridge.blender.retarget_props import PREFER, ROOT_MOTION, TPOSE_SOURCES
 
 
 def _poll_active_armature(cls, context, message="Select an armature"):
@@ -47,8 +47,8 @@ class MOTION_MATCHING_OT_auto_map_bones(bpy.types.Operator):
     def execute(self, context):
         obj = context.active_object
         try:
-            mapping = bridge.auto_map(obj, self.prefer)
-            bridge.store_mapping(obj, mapping)
+            mapping = bone_mapping.auto_map(obj, self.prefer)
+            bone_mapping.store_mapping(obj, mapping)
         except MotionMatchingError as ex:
             self.report({"ERROR"}, str(ex))
             return {"CANCELLED"}
@@ -78,7 +78,7 @@ class MOTION_MATCHING_OT_save_bone_map(bpy.types.Operator, ExportHelper):
     def poll(cls, context):
         if not _poll_active_armature(cls, context):
             return False
-        if not bridge.has_mapping(context.active_object):
+        if not bone_mapping.has_mapping(context.active_object):
             cls.poll_message_set("The armature has no bone mapping: map its bones first")
             return False
         return True
@@ -86,7 +86,7 @@ class MOTION_MATCHING_OT_save_bone_map(bpy.types.Operator, ExportHelper):
     def execute(self, context):
         obj = context.active_object
         try:
-            text = humanoid_json.mapping_to_json(bridge.read_mapping(obj))
+            text = humanoid_json.mapping_to_json(bone_mapping.read_mapping(obj))
             with open(self.filepath, "w", encoding="utf-8") as fh:
                 fh.write(text + "\n")
         except MotionMatchingError as ex:
@@ -123,11 +123,11 @@ class MOTION_MATCHING_OT_load_bone_map(bpy.types.Operator, ImportHelper):
             return {"CANCELLED"}
         try:
             mapping = humanoid_json.mapping_from_json(raw)
-            missing = bridge.check_preset(mapping, obj)
+            missing = bone_mapping.check_preset(mapping, obj)
         except MotionMatchingError as ex:
             self.report({"ERROR"}, "%s cannot be used on %s: %s" % (name, obj.name, ex))
             return {"CANCELLED"}
-        bridge.store_mapping(obj, mapping)
+        bone_mapping.store_mapping(obj, mapping)
         text = "Loaded %d joints from %s onto %s" % (len(mapping), name, obj.name)
         if missing:
             self.report({"WARNING"}, "%s; required joints left to map: %s." % (text, ", ".join(missing)))
@@ -178,7 +178,7 @@ class MOTION_MATCHING_OT_make_tpose(bpy.types.Operator):
     def execute(self, context):
         obj = context.active_object
         try:
-            text = bridge.make_tpose(context, obj, self.mode, self.frame, self.straighten_spine,
+            text = retarget_tpose.make_tpose(context, obj, self.mode, self.frame, self.straighten_spine,
                                      self.apply_pose, self.prefer)
         except MotionMatchingError as ex:
             self.report({"ERROR"}, str(ex))
@@ -267,7 +267,7 @@ class MOTION_MATCHING_OT_retarget(bpy.types.Operator):
         wm.progress_begin(0, 100)
         try:
             src, tgt = _pair(context, self.source, self.target)
-            action, text, warnings = bridge.retarget(
+            action, text, warnings = retarget_bridge.retarget(
                 context, src, tgt, source_tpose=self.source_tpose, source_frame=self.source_tpose_frame,
                 target_tpose=self.target_tpose, target_frame=self.target_tpose_frame,
                 root_motion=self.root_motion, scale=None if self.auto_scale else self.scale,

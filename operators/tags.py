@@ -12,8 +12,9 @@ from ..core.database import coverage as core_coverage
 from ..core.database import dance_card as core_dance_card
 from ..core.database import tags as core_tags
 from ..core.errors import MotionMatchingError
-from ..bridge import database_store, scene_data, tags as tags_bridge
-from ..bridge.properties import mark_stale
+from ..bridge.database import store as database_store, tags as tags_bridge
+from ..bridge.blender import scene_data
+from ..bridge.database.properties import mark_stale
 
 
 def _action(context):

@@ -10,7 +10,8 @@ from bpy_extras.io_utils import ImportHelper, orientation_helper
 from ..core.io import bvh_convert as core_bvh_convert, bvh_parse as core_bvh_parse
 from ..core.maths import transforms as tf
 from ..core.errors import MotionMatchingError
-from ..bridge import armature_data, retarget as retarget_bridge
+from ..bridge.blender import armature_data
+from ..bridge.retarget import tpose as retarget_tpose
 
 
 @orientation_helper(axis_forward="-Z", axis_up="Y")
@@ -69,7 +70,7 @@ class MOTION_MATCHING_OT_load_tpose(bpy.types.Operator, ImportHelper):
             self.report({"ERROR"}, "The T-pose of %s does not give finite joint rotations and positions."
                         % os.path.basename(self.filepath))
             return {"CANCELLED"}
-        retarget_bridge.store_tpose(obj, names, pose, os.path.abspath(self.filepath))
+        retarget_tpose.store_tpose(obj, names, pose, os.path.abspath(self.filepath))
         missing = len(bones) - len(names)
         self.report({"INFO"}, "Stored the T-pose of %d bones on %s%s." % (
             len(names), obj.name, "" if not missing else " (%d bones not in the file keep their rest)" % missing))

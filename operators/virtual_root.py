@@ -4,7 +4,7 @@ import bpy
 from bpy.props import BoolProperty, FloatProperty, IntProperty, StringProperty
 
 from ..core.errors import MotionMatchingError
-from ..bridge import virtual_root
+from ..bridge.files import virtual_root
 
 
 class VirtualRootOptions:

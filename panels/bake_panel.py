@@ -4,7 +4,8 @@ import json
 
 import bpy
 
-from ..bridge import bake_props as bake_settings, preview_follow
+from ..bridge.blender import bake_settings
+from ..bridge.preview import follow as preview_follow
 from ..core.measure.report import BakeReport
 from .sidebar import SidebarPanel
 
@@ -27,7 +28,7 @@ class MOTION_MATCHING_PT_bake(SidebarPanel, bpy.types.Panel):
 
 
 class _StagePanel(SidebarPanel):
-    """One stage of the bake (bridge.bake_props.Stage): its settings (greyed out
+    """One stage of the bake (bridge.blender.bake_settings.Stage): its settings (greyed out
     while its switch is off)."""
 
     bl_parent_id = "MOTION_MATCHING_PT_bake"

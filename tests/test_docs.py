@@ -239,21 +239,25 @@ def test_the_length_check_counts_lines():
     assert too_long("a\nb\nc", limit=2) is not None and too_long("a\nb", limit=2) is None
 
 
-def core_modules(root=REPO):
-    """'core/<package>/<module>' paths (without .py) of every core module."""
+def core_modules(root=REPO, layer="core"):
+    """'<layer>/<package>/<module>' paths (without .py) of every module of
+    ``layer`` (core/ or bridge/)."""
     out = []
-    for dirpath, dirnames, filenames in os.walk(os.path.join(root, "core")):
+    for dirpath, dirnames, filenames in os.walk(os.path.join(root, layer)):
         dirnames[:] = [d for d in dirnames if d != "__pycache__"]
         out += [os.path.relpath(os.path.join(dirpath, f[:-3]), root).replace(os.sep, "/")
                 for f in filenames if f.endswith(".py") and f != "__init__.py"]
     return sorted(out)
 
 
-def test_the_architecture_page_names_every_core_module():
+@pytest.mark.parametrize("layer, example", [("core", "core/job/run"), ("bridge", "bridge/database/store")])
+def test_the_architecture_page_names_every_module_of_a_package(layer, example):
+    """Every module inside a package of core/ or bridge/ is named on the architecture page."""
     with open(os.path.join(REPO, "docs", "dev", "architecture.md"), encoding="utf-8") as fh:
         text = fh.read()
-    missing = [m for m in core_modules() if m.count("/") >= 2 and "`%s`" % m.rsplit("/", 1)[1] not in text]
-    assert "core/job/run" in core_modules()
+    modules = core_modules(layer=layer)
+    missing = [m for m in modules if m.count("/") >= 2 and "`%s`" % m.rsplit("/", 1)[1] not in text]
+    assert example in modules
     assert missing == []
 
 

@@ -166,7 +166,7 @@ def test_the_walk_sees_every_layer():
     assert set(LAYERS) <= heads
     assert len([m for m in GRAPH if m.startswith("core.")]) > 10
     # The walk resolves relative imports (a bake operator imports its bridge).
-    assert "bridge.bake_job" in GRAPH["operators.bake"] and "bridge.bake" in GRAPH["bridge.bake_job"]
+    assert "bridge.bake.bake_job" in GRAPH["operators.bake"] and "bridge.bake.bake" in GRAPH["bridge.bake.bake_job"]
     # ... and goes into core's packages, across them and up to core's own modules.
     packages = {m.split(".")[1] for m in GRAPH if m.startswith("core.") and m.count(".") >= 2}
     assert {"bake", "database", "io", "maths", "measure", "retarget", "skeleton"} <= packages

@@ -1,5 +1,6 @@
 """Write BVH files (any channel layout, rotation order, frame rate): for the tests, the benches and the
-convention takes (tools/convention_takes.py)."""
+convention takes (tools/convention_takes.py), whose joints are given by their world rotations and positions
+(write_skeleton)."""
 
 import numpy as np
 
@@ -99,3 +100,71 @@ def synthetic_bvh(joints, frames, seed=0, frame_time=1.0 / 60.0, reach=50):
     lines += ["MOTION", "Frames: %d" % frames, "Frame Time: %.8f" % frame_time]
     body = "\n".join(" ".join("%.3f" % v for v in row) for row in motion)
     return "\n".join(lines) + "\n" + body + "\n"
+
+
+# ---------------------------------------------------------------------------
+# A skeleton from world rotations and positions (the convention takes)
+
+
+def matrix_to_euler(m, order):
+    """Angles in degrees (..., 3), listed in ``order`` ("ZYX" or "ZXY"), such that
+    core.maths.transforms.euler_to_matrix gives ``m`` back."""
+    if order == "ZYX":   # R = Rz Ry Rx
+        a = np.stack([np.arctan2(m[..., 1, 0], m[..., 0, 0]), np.arcsin(np.clip(-m[..., 2, 0], -1, 1)),
+                      np.arctan2(m[..., 2, 1], m[..., 2, 2])], axis=-1)
+    elif order == "ZXY":  # R = Rz Rx Ry
+        a = np.stack([np.arctan2(-m[..., 0, 1], m[..., 1, 1]), np.arcsin(np.clip(m[..., 2, 1], -1, 1)),
+                      np.arctan2(-m[..., 2, 0], m[..., 2, 2])], axis=-1)
+    else:
+        raise ValueError("order must be ZYX or ZXY")
+    return np.degrees(np.unwrap(a, axis=0))
+
+
+def write_skeleton(path, names, parents, offsets, channels, rot, pos, frame_time, unit=1.0, end_sites=None):
+    """Write joints whose world rotations ``rot`` (F, J, 3, 3) and positions
+    ``pos`` (F, J, 3) are given: each joint's channels are its rotation and
+    place relative to its parent. A joint without position channels must sit at
+    its OFFSET from its parent on every frame. ``unit``: file units per input
+    unit."""
+    cols = []
+    for j, p in enumerate(parents):
+        r_parent = rot[:, p] if p >= 0 else np.eye(3)
+        t_parent = pos[:, p] if p >= 0 else np.zeros(3)
+        local_r = np.swapaxes(r_parent, -1, -2) @ rot[:, j]
+        local_t = np.einsum("fji,fj->fi", np.broadcast_to(r_parent, rot[:, j].shape), pos[:, j] - t_parent)
+        chans = channels[j]
+        if not any(c.endswith("position") for c in chans):
+            gap = np.abs(local_t - offsets[j]).max()
+            if gap > 1e-6 * max(1.0, np.abs(offsets[j]).max()):
+                raise ValueError("%s does not stay at its OFFSET (%.3g off)" % (names[j], gap))
+        order = "".join(c[0] for c in chans if c.endswith("rotation"))
+        angles = matrix_to_euler(local_r, order)
+        k = 0
+        for c in chans:
+            if c.endswith("position"):
+                cols.append(local_t[:, "XYZ".index(c[0])] * unit)
+            else:
+                cols.append(angles[:, k])
+                k += 1
+    # A file lists joints depth first and its channels in that order.
+    order = _depth_first(parents)
+    new = {j: k for k, j in enumerate(order)}
+    starts = np.cumsum([0] + [len(c) for c in channels])
+    motion = np.stack(cols, axis=1)[:, np.concatenate([np.arange(starts[j], starts[j + 1]) for j in order])]
+    return write_bvh(path, [names[j] for j in order], [new[parents[j]] if parents[j] >= 0 else -1 for j in order],
+                     np.asarray(offsets)[order] * unit, [channels[j] for j in order], motion, frame_time,
+                     end_sites={new[j]: tuple(np.asarray(e) * unit) for j, e in (end_sites or {}).items()})
+
+
+def _depth_first(parents):
+    """Joint indices in the order a BVH file lists them (children in index order)."""
+    children = [[] for _ in parents]
+    for j, p in enumerate(parents):
+        if p >= 0:
+            children[p].append(j)
+    order, stack = [], [j for j, p in enumerate(parents) if p < 0][::-1]
+    while stack:
+        j = stack.pop()
+        order.append(j)
+        stack.extend(reversed(children[j]))
+    return order

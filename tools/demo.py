@@ -153,7 +153,7 @@ def follow_camera(scene, facts):
     scene.collection.objects.link(cam)
     cam.rotation_euler = (-direction).to_track_quat("-Z", "Y").to_euler()
     scene.camera = cam
-    compat = __import__(addon_session.MODULE + ".bridge.compat", fromlist=["write_channels"])
+    compat = __import__(addon_session.MODULE + ".bridge.blender.compat", fromlist=["write_channels"])
     action = compat.new_action(cam, "CameraFollow")
     compat.write_channels(action, cam, "location", facts["frames"], aim + np.array(direction) * CAMERA_DISTANCE)
     return cam

@@ -22,7 +22,7 @@ _JOINTS = ("Hips", "LeftUpperLeg", "RightUpperLeg", "LeftFoot", "RightFoot", "Le
 
 
 def addon(name):
-    """A module of the enabled add-on, e.g. addon("bridge.armature_data")."""
+    """A module of the enabled add-on, e.g. addon("bridge.blender.armature_data")."""
     return importlib.import_module(MODULE + "." + name)
 
 
@@ -45,7 +45,7 @@ class Motion:
 def measured_bones(obj):
     """Bone names of {Hips, Left/RightUpperLeg, Left/RightFoot, Left/RightToes}
     on ``obj``, found by the humanoid mapping (not from the database)."""
-    arm = addon("bridge.armature_data")
+    arm = addon("bridge.blender.armature_data")
     names, parents = arm.bone_order(obj.data)
     rest = arm.rest_matrices(obj.data, names)
     mapping = humanoid_map.auto_map(names, parents, rest[:, :3, 3])
@@ -57,7 +57,7 @@ def measured_bones(obj):
 
 def read_motion(obj, action, frames, fps, contacts=None):
     """A :class:`Motion` of ``obj`` playing ``action`` on scene ``frames``, in bulk."""
-    arm = addon("bridge.armature_data")
+    arm = addon("bridge.blender.armature_data")
     frames = np.asarray(frames, dtype=np.float64)
     names, parents = arm.bone_order(obj.data)
     rest = arm.rest_matrices(obj.data, names)
@@ -85,7 +85,7 @@ def read_motion(obj, action, frames, fps, contacts=None):
 def baked_contacts(obj, action, frames):
     """(T, 2) bool: the bake's keyed ``mm_contact_left/right`` (the played
     data's contacts), or None when the action has none."""
-    arm = addon("bridge.armature_data")
+    arm = addon("bridge.blender.armature_data")
     values = arm.sample_curves(action, obj, frames)
     left, right = values.get(('["mm_contact_left"]', 0)), values.get(('["mm_contact_right"]', 0))
     if left is None or right is None:

@@ -24,7 +24,7 @@ def world_heads(obj, frames, names=None):
     order (default: parents first), in bulk: the action's curves sampled and
     chained through the rest offsets as Blender evaluates them (no
     constraints), then the object's world matrix (not animated)."""
-    data = _addon("bridge.armature_data")
+    data = _addon("bridge.blender.armature_data")
     ad = obj.animation_data
     action = ad.action if ad else None
     frames = np.asarray(frames, dtype=np.float64)

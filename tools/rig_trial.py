@@ -89,7 +89,7 @@ def bake(rig, folder):
 
 
 def _frames_of(obj):
-    cmp = __import__(addon_session.MODULE + ".bridge.compat", fromlist=["fcurves"])
+    cmp = __import__(addon_session.MODULE + ".bridge.blender.compat", fromlist=["fcurves"])
     curves = cmp.fcurves(obj.animation_data.action, obj)
     return np.unique(np.concatenate([cmp.read_curve(fc)["co"][:, 0] for fc in curves]))
 
@@ -133,7 +133,7 @@ def bake_figures(rig, mesh, controller, report, fps):
     names = [b.name for b in rig.data.bones]
     heads = rig_measure.world_heads(rig, frames, names)
     hips = heads[:, names.index(rig_measure.mapping(rig)["Hips"])]
-    cb = __import__(addon_session.MODULE + ".bridge.controller", fromlist=["x"])
+    cb = __import__(addon_session.MODULE + ".bridge.bake.controller", fromlist=["x"])
     ctrl, _facing = cb.sample_controller(bpy.context, controller, frames)
     out = rm.travel(hips, ctrl)
     out["report_tracking_mean_m"] = report["tracking_error_mean_m"]

@@ -62,7 +62,7 @@ def import_blender(path, **kw):
 
 
 def addon_module(name):
-    """A module of the installed add-on, e.g. addon_module("bridge.compat")."""
+    """A module of the installed add-on, e.g. addon_module("bridge.blender.compat")."""
     import importlib
 
     from tools.addon_session import MODULE
@@ -72,7 +72,7 @@ def addon_module(name):
 
 def key_times(obj):
     """Frames of the keys of the first curve of the object's action."""
-    compat = addon_module("bridge.compat")
+    compat = addon_module("bridge.blender.compat")
     curves = compat.fcurves(obj.animation_data.action, obj)
     return compat.read_curve(curves[0])["co"][:, 0].astype(np.float64)
 

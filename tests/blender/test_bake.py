@@ -32,7 +32,7 @@ def test_showcase_bake_meets_its_figures(take_on_path, bake):
     assert np.linalg.norm(np.array(root[:2]) - np.array(ctrl.matrix_world.translation[:2])) < 0.25
     # Keyed figures for the Graph Editor.
     action = obj.animation_data.action
-    compat = H.addon_module("bridge.compat")
+    compat = H.addon_module("bridge.blender.compat")
     paths = {fc.data_path for fc in compat.fcurves(action, obj)}
     for key in ("mm_match_cost", "mm_jump", "mm_lock_left", "mm_tracking_error"):
         assert '["%s"]' % key in paths
@@ -97,9 +97,9 @@ def test_every_bake_knob_is_an_option_and_a_scene_setting():
 def test_no_pops_and_determinism(take_on_path, bake):
     obj, _ = take_on_path(fps=60)
     bake()
-    compat = H.addon_module("bridge.compat")
+    compat = H.addon_module("bridge.blender.compat")
     pm = H.addon_module("core.measure.path_metrics")
-    store = H.addon_module("bridge.database_store")
+    store = H.addon_module("bridge.database.store")
 
     def keys(action):
         return {(fc.data_path, fc.array_index): compat.read_curve(fc)["co"].copy()
@@ -158,7 +158,7 @@ def test_bad_inputs(take_on_path):
     with pytest.raises(RuntimeError, match="one frame"):
         bpy.ops.motion_matching.bake(frame_start=10, frame_end=10)
     # No database yet: it is built first, and the report says so.
-    store = H.addon_module("bridge.database_store")
+    store = H.addon_module("bridge.database.store")
     store.clear(scene)
     assert bpy.ops.motion_matching.bake(frame_start=1, frame_end=30) == {"FINISHED"}
     assert "built first" in bpy.data.texts["Motion Matching Bake"].as_string()

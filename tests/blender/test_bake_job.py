@@ -1,4 +1,4 @@
-"""bridge.bake_job bakes from core settings as motion_matching.bake does (the
+"""bridge.bake.bake_job bakes from core settings as motion_matching.bake does (the
 operator runs it with the scene's settings): the same keys for the same
 settings, and core-only settings (the benchmark's earlier behaviour) reach the bake."""
 
@@ -12,7 +12,7 @@ import bl_helpers as H
 def _keys(obj):
     """{data path and index: (n, 2) keyframe points} of the armature's baked action."""
     out = {}
-    for fc in H.addon_module("bridge.compat").fcurves(obj.animation_data.action, obj):
+    for fc in H.addon_module("bridge.blender.compat").fcurves(obj.animation_data.action, obj):
         co = np.empty(2 * len(fc.keyframe_points), dtype=np.float32)
         fc.keyframe_points.foreach_get("co", co)
         out[(fc.data_path, fc.array_index)] = co.reshape(-1, 2)
@@ -26,9 +26,9 @@ def test_the_bake_job_keys_what_the_operator_keys(take_on_path, bake):
     scene.frame_end = 120
     by_operator = bake("op.json")
     op_keys = _keys(obj)
-    H.addon_module("bridge.compat").assign_action(obj, raw)
-    settings = H.addon_module("bridge.bake_props").to_core(scene.motion_matching.bake_settings)
-    job = H.addon_module("bridge.bake_job")
+    H.addon_module("bridge.blender.compat").assign_action(obj, raw)
+    settings = H.addon_module("bridge.blender.bake_settings").to_core(scene.motion_matching.bake_settings)
+    job = H.addon_module("bridge.bake.bake_job")
     by_job = job.bake(bpy.context, settings)
     job_keys = _keys(obj)
     assert set(job_keys) == set(op_keys) and len(op_keys) > 10
@@ -38,7 +38,7 @@ def test_the_bake_job_keys_what_the_operator_keys(take_on_path, bake):
         (by_operator["jumps"], by_operator["searches"], by_operator["foot_locks"])
     # A core-only setting (no operator option, no scene setting) changes the bake.
     assert "lock_on_contact" not in bpy.ops.motion_matching.bake.get_rna_type().properties
-    H.addon_module("bridge.compat").assign_action(obj, raw)
+    H.addon_module("bridge.blender.compat").assign_action(obj, raw)
     old = job.bake(bpy.context, settings.replaced(lock_on_contact=False, release_in_joints=False))
     old_keys = _keys(obj)
     assert old["foot_locks"] != by_job["foot_locks"] or any(

@@ -50,7 +50,7 @@ def test_report_figures_equal_the_keys_measured(take_on_path, bake):
     db_fps = report["database_fps"]
     first, last = (float(v) for v in raw_action.frame_range)
     raw_frames = first + np.arange(int((last - first) * fps / db_fps) + 1) * db_fps / fps
-    db = path_measure.addon("bridge.database_store").load(scene).matching
+    db = path_measure.addon("bridge.database.store").load(scene).matching
     rows = np.clip(np.rint(raw_frames - first).astype(np.int64), 0, db.num_rows - 1)
     raw = path_measure.read_motion(obj, raw_action, raw_frames, fps, contacts=db.contacts[rows])
     raw_slide = pm.ankle_sliding(raw.ankles, raw.hips, fps, floor, contacts=raw.contacts)
@@ -75,9 +75,9 @@ def test_walk_only_database_plays_walking_and_warns_only_under_the_strict_rule(t
     # The strict tag query rule (the only one before Tag Query Lead) leaves 0.6 s of the
     # take's 16.4 s of walking searchable: one pose freezes, and the report says so.
     # A core-only setting: baked through the operator's own job with core settings.
-    strict = path_measure.addon("bridge.bake_props").to_core(
+    strict = path_measure.addon("bridge.blender.bake_settings").to_core(
         bpy.context.scene.motion_matching.bake_settings).replaced(strict_tag_query=True)
-    glide = path_measure.addon("bridge.bake_job").bake(bpy.context, strict, tag_query="walk")
+    glide = path_measure.addon("bridge.bake.bake_job").bake(bpy.context, strict, tag_query="walk")
     frozen = [w for w in glide["warnings"] if w.startswith("Most searches jump")]
     assert len(frozen) == 1 and "frames " in frozen[0], glide["warnings"]
     assert glide["jumps"] > 0.9 * glide["searches"]
@@ -94,7 +94,7 @@ def test_same_inputs_same_keys(take_on_path, bake):
     raw_action = obj.animation_data.action
     first = bake(name="a.json")
     a, _ = _motion(obj, contacts=False)
-    compat = path_measure.addon("bridge.compat")
+    compat = path_measure.addon("bridge.blender.compat")
     compat.assign_action(obj, raw_action)
     second = bake(name="b.json")
     b, _ = _motion(obj, contacts=False)

@@ -59,7 +59,7 @@ def test_bake_onto_meta_rig(tmp_path, rigify, take_on_path):
     slide = pm.ankle_sliding(toe_heads, hips, 24.0, floor, margin=0.02, max_speed=None)   # low toes
     assert slide["cm_per_foot_per_moving_s"] <= 2.0 * report["raw_foot_sliding_cm_per_foot_per_moving_s"], slide
     # Hips follow the controller.
-    bridge = H.addon_module("bridge.controller")
+    bridge = H.addon_module("bridge.bake.controller")
     ctrl_pos, _ = bridge.sample_controller(bpy.context, ctrl, frames.astype(float))
     err = np.linalg.norm(hips[:, :2] - ctrl_pos[:, :2], axis=1)
     assert err.mean() < 0.10, err.mean()

@@ -44,7 +44,7 @@ def _assert_round_trip(compat, action, obj, frames, values):
 def test_compat_round_trips_curves_and_blender_plays_them():
     import bpy
 
-    compat = H.addon_module("bridge.compat")
+    compat = H.addon_module("bridge.blender.compat")
     obj = _probe()
     action = compat.new_action(obj, "ProbeAction")
     frames, values = _keys()
@@ -74,7 +74,7 @@ def test_compat_round_trips_curves_and_blender_plays_them():
 def test_compat_uses_the_slot_the_object_plays_not_the_first():
     import bpy
 
-    compat = H.addon_module("bridge.compat")
+    compat = H.addon_module("bridge.blender.compat")
     action = bpy.data.actions.new("Shared")
     if not compat.is_layered(action):
         pytest.skip("Blender 4.2 actions have no slots")
@@ -98,7 +98,7 @@ def test_compat_uses_the_slot_the_object_plays_not_the_first():
 
 
 def test_saved_assignment_restores_action_and_slot():
-    compat = H.addon_module("bridge.compat")
+    compat = H.addon_module("bridge.blender.compat")
     obj = _probe()
     first = compat.new_action(obj, "First")
     saved = compat.saved_assignment(obj)
@@ -147,7 +147,7 @@ def test_overlay_draws_with_current_shaders():
     import mathutils
 
     gpu = _gpu_or_skip()
-    preview = H.addon_module("bridge.preview")
+    preview = H.addon_module("bridge.preview.preview")
     size = 64
     wanted = np.array([[-0.8, -0.5, 0.0], [0.8, -0.5, 0.0]])      # row 16 of 64
     matched = np.array([[-0.8, 0.5, 0.0], [0.8, 0.5, 0.0]])       # row 48

@@ -28,7 +28,7 @@ def _sentence(message):
 
 
 def _finite_keys(obj):
-    compat = H.addon_module("bridge.compat")
+    compat = H.addon_module("bridge.blender.compat")
     curves = compat.fcurves(obj.animation_data.action, obj)
     assert curves
     for fc in curves:

@@ -84,7 +84,7 @@ def test_scenario_from_file_with_facings(tmp_path):
     assert np.abs(pos - want_pos).max() < 1e-5
     assert np.abs(fwd - want_fwd).max() < 1e-5
     # Rotation keys are unrolled: 170 -> -170 turns 20 degrees, not 340.
-    compat = H.addon_module("bridge.compat")
+    compat = H.addon_module("bridge.blender.compat")
     rz = compat.find_fcurve(obj.animation_data.action, obj, "rotation_euler", 2)
     ys = compat.read_curve(rz)["co"][:, 1]
     assert np.abs(np.diff(ys)).max() < 0.1
@@ -92,7 +92,7 @@ def test_scenario_from_file_with_facings(tmp_path):
 
 
 def test_controller_from_scenario_api_takes_an_fps():
-    build = H.addon_module("bridge.controller")
+    build = H.addon_module("bridge.bake.controller")
     obj = build.controller_from_scenario(bpy.context, scenario_builtins.builtin("straight_walk"), 50, frame_start=-5, name="Walker")
     keys = H.key_times(obj)
     assert keys[0] == -5 and len(keys) == 10 * 50 + 1 and obj.name == "Walker"
@@ -118,7 +118,7 @@ def test_curve_controller_fits_the_range_at_constant_speed():
     assert pos[-1] == pytest.approx([12, -2, 0], abs=1e-5)
     speed = _speeds(pos, 24)
     assert np.ptp(speed) / speed.mean() < 0.03
-    build = H.addon_module("bridge.controller")
+    build = H.addon_module("bridge.bake.controller")
     length = build.curve_length(bpy.context, curve)
     assert speed.mean() == pytest.approx(length / 5.0, rel=0.01)
     assert not obj["motion_matching_use_facing"]
@@ -131,7 +131,7 @@ def test_curve_controller_speed_and_stops():
     assert bpy.ops.motion_matching.add_controller(
         frame_start=1, speed=1.5, stops="40:1.0, 100:0.5", extend_scene_range=True) == {"FINISHED"}
     obj = _active()
-    build = H.addon_module("bridge.controller")
+    build = H.addon_module("bridge.bake.controller")
     length = build.curve_length(bpy.context, curve)
     end = 1 + length / 1.5 * 30 + 45
     keys = H.key_times(obj)
@@ -193,7 +193,7 @@ def test_curve_length_is_the_length_follow_path_travels(kind, cyclic):
     bpy.context.scene.collection.objects.link(curve)
     curve.scale = (2.0, 2.0, 2.0)
     curve.rotation_euler = (0.0, 0.0, 0.7)
-    build = H.addon_module("bridge.controller")
+    build = H.addon_module("bridge.bake.controller")
     obj = build.controller_from_curve(bpy.context, curve, 1, 101)
     pos, _ = _world(obj, np.linspace(1, 101, 20001))
     travelled = np.linalg.norm(np.diff(pos, axis=0), axis=1).sum()
@@ -272,7 +272,7 @@ def test_missing_file_is_refused(tmp_path):
 @pytest.mark.parametrize("use_facing", [False, True])
 def test_sample_controller_bulk_and_fallback_equal_frame_set(tmp_path, use_facing):
     _set_fps(60)
-    build = H.addon_module("bridge.controller")
+    build = H.addon_module("bridge.bake.controller")
     if use_facing:
         sc = S.Scenario([(0, 0, 0, 0.0), (1, 0, -1, 45.0), (2, 1, -1, None), (3, 1, -1, -120.0)], "turns")
     else:
@@ -298,7 +298,7 @@ def test_sample_controller_bulk_and_fallback_equal_frame_set(tmp_path, use_facin
 
 @pytest.mark.parametrize("mode", ["ZXY", "QUATERNION", "AXIS_ANGLE"])
 def test_bulk_sampling_reads_any_rotation_mode_and_sparse_keys(mode):
-    build = H.addon_module("bridge.controller")
+    build = H.addon_module("bridge.bake.controller")
     obj = bpy.data.objects.new("Hand", None)
     bpy.context.scene.collection.objects.link(obj)
     obj.rotation_mode = mode
@@ -327,7 +327,7 @@ def test_bulk_sampling_reads_any_rotation_mode_and_sparse_keys(mode):
 def test_curve_controller_is_sampled_frame_by_frame():
     _set_fps(24)
     curve = _bezier_curve()
-    build = H.addon_module("bridge.controller")
+    build = H.addon_module("bridge.bake.controller")
     obj = build.controller_from_curve(bpy.context, curve, 1, 60, stops=[(20, 0.5)], follow_curve_rotation=True,
                                       use_facing=True)
     assert not build.can_sample_in_bulk(obj)

@@ -98,7 +98,7 @@ def test_bake_all_checks_the_database_once(take_on_path):
     scene = bpy.context.scene
     scene.frame_end = scene.frame_start + 40
     scene.motion_matching.responsiveness = 1.2            # the database is now stale
-    build = H.addon_module("bridge.database_build")
+    build = H.addon_module("bridge.database.build")
     calls = {"fingerprint": 0, "build": 0}
     fingerprint, build_and_store = build.fingerprint, build.build_and_store
 
@@ -116,7 +116,7 @@ def test_bake_all_checks_the_database_once(take_on_path):
     assert calls["build"] == 1
     # The staleness check before the first pair, and the rebuild's own record of its inputs.
     assert calls["fingerprint"] <= 2
-    assert not H.addon_module("bridge.handlers").is_stale(scene)
+    assert not H.addon_module("bridge.database.handlers").is_stale(scene)
 
 
 def _bake_all_stand_in():

@@ -27,7 +27,7 @@ def _add_and_build(obj):
     assert bpy.ops.motion_matching.database_add_action() == {"FINISHED"}
     # The take alone (its rows are checked against its frames; mirror images: test_mirror_database.py).
     assert bpy.ops.motion_matching.build_database(mirror_takes="OFF") == {"FINISHED"}
-    store = H.addon_module("bridge.database_store")
+    store = H.addon_module("bridge.database.store")
     return store.load(bpy.context.scene)
 
 
@@ -82,7 +82,7 @@ def test_features_match_blender_pose_matrices():
 def _sparse_copy(obj, step=5, last=600):
     """A copy of ``obj``'s action keyed only every ``step`` frames, Bezier with
     automatic clamped handles, as hand-keyed animation is."""
-    compat = H.addon_module("bridge.compat")
+    compat = H.addon_module("bridge.blender.compat")
     src = obj.animation_data.action
     dup = obj.copy()
     dup.data = obj.data.copy()
@@ -136,7 +136,7 @@ def test_save_reopen_keeps_database_and_settings(tmp_path):
     assert settings.database_built and not settings.database_stale
     action = settings.entries[0].action
     assert [(t.name, t.frame_start, t.frame_end) for t in action.motion_matching.tags] == [("walk", 200, 900)]
-    store = H.addon_module("bridge.database_store")
+    store = H.addon_module("bridge.database.store")
     db2 = store.load(scene).matching
     assert np.array_equal(db2.features, db.features)
     after = [search.brute_force(db2.features, q, db2.valid)[0] for q in queries]
@@ -148,7 +148,7 @@ def test_export_import_round_trip_and_plain_numpy(tmp_path):
     arrays = _add_and_build(obj).to_arrays()
     path = str(tmp_path / "db.npz")
     assert bpy.ops.motion_matching.export_database(filepath=path) == {"FINISHED"}
-    store = H.addon_module("bridge.database_store")
+    store = H.addon_module("bridge.database.store")
     store.clear(bpy.context.scene)
     assert bpy.ops.motion_matching.import_database(filepath=path) == {"FINISHED"}
     arrays2 = store.load(bpy.context.scene).to_arrays()
@@ -175,7 +175,7 @@ def test_import_of_a_bad_file_keeps_the_database(tmp_path):
     bad.write_bytes(b"not an archive")
     with pytest.raises(RuntimeError, match="not a usable database"):
         bpy.ops.motion_matching.import_database(filepath=str(bad))
-    store = H.addon_module("bridge.database_store")
+    store = H.addon_module("bridge.database.store")
     assert np.array_equal(store.load(bpy.context.scene).matching.features, db.features)
 
 
@@ -189,12 +189,12 @@ def test_changing_an_action_marks_the_database_stale():
     assert bpy.ops.motion_matching.build_database() == {"FINISHED"}
     assert not settings.database_stale
     # Editing keys of a listed action is noticed too.
-    compat = H.addon_module("bridge.compat")
+    compat = H.addon_module("bridge.blender.compat")
     fc = compat.fcurves(obj.animation_data.action, obj)[5]
     fc.keyframe_points[10].co.y += 0.5
     fc.update()
     bpy.context.view_layer.update()
-    handlers = H.addon_module("bridge.handlers")
+    handlers = H.addon_module("bridge.database.handlers")
     assert handlers.check_stale(bpy.context.scene)
     assert settings.database_stale
 
@@ -204,7 +204,7 @@ def test_changing_an_action_marks_the_database_stale():
 
 
 def _refused(match):
-    store = H.addon_module("bridge.database_store")
+    store = H.addon_module("bridge.database.store")
     scene = bpy.context.scene
     before = store.raw_bytes(scene) if store.has_database(scene) else None
     with pytest.raises(RuntimeError, match=match):
@@ -250,7 +250,7 @@ def test_bad_inputs_keep_previous_database():
 def test_nan_in_keys_is_refused():
     obj = _sample()
     _add_and_build(obj)
-    compat = H.addon_module("bridge.compat")
+    compat = H.addon_module("bridge.blender.compat")
     fc = compat.fcurves(obj.animation_data.action, obj)[8]
     fc.keyframe_points[300].co.y = float("nan")
     _refused("NaN")

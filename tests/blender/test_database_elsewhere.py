@@ -69,7 +69,7 @@ def test_an_imported_database_bakes_the_take_in_a_file_without_the_list(tmp_path
     assert "rebuilt" not in bpy.data.texts["Motion Matching Bake"].as_string()
     # Settings of the list it was not built from do not make it stale.
     settings.responsiveness = 2.0
-    handlers = H.addon_module("bridge.handlers")
+    handlers = H.addon_module("bridge.database.handlers")
     assert not handlers.check_stale(scene) and not settings.database_stale
     # Building from a list here replaces it, and staleness concerns that one again.
     bpy.context.view_layer.objects.active = take

@@ -17,13 +17,13 @@ def base(addon):
     H.import_ours(SAMPLE_TAKE, global_scale=0.01, add_virtual_root=True)
     assert bpy.ops.motion_matching.database_add_action() == {"FINISHED"}
     assert bpy.ops.motion_matching.build_database() == {"FINISHED"}
-    data = H.addon_module("bridge.database_store").raw_bytes(bpy.context.scene)
+    data = H.addon_module("bridge.database.store").raw_bytes(bpy.context.scene)
     return db_files.arrays_of(data), data
 
 
 def test_100_mutated_database_files(base, tmp_path):
     arrays, data = base
-    store = H.addon_module("bridge.database_store")
+    store = H.addon_module("bridge.database.store")
     scene = bpy.context.scene
     good = tmp_path / "good.npz"
     good.write_bytes(data)

@@ -15,7 +15,7 @@ import db_files
 
 
 def _store():
-    return H.addon_module("bridge.database_store")
+    return H.addon_module("bridge.database.store")
 
 
 def _build_sample():
@@ -146,7 +146,7 @@ def test_a_new_database_with_the_same_fingerprint_gets_a_new_search_index(base, 
     _build_sample()
     scene = bpy.context.scene
     store = _store()
-    bridge = H.addon_module("bridge.bake")
+    bridge = H.addon_module("bridge.bake.bake")
     search = H.addon_module("core.database.search")
     database_a = store.load(scene)
     db_a, arrays_a = database_a.matching, database_a.to_arrays()

@@ -170,7 +170,7 @@ def test_placed_armature_round_trips(tmp_path, fmt, tolerance):
 
 
 def test_file_names_follow_the_format():
-    bridge = H.addon_module("bridge.export")
+    bridge = H.addon_module("bridge.files.export_baked")
     assert bridge.with_extension("/a/walk", "FBX") == "/a/walk.fbx"
     assert bridge.with_extension("/a/walk.fbx", "GLTF") == "/a/walk.glb"
     assert bridge.with_extension("/a/walk.GLB", "GLTF") == "/a/walk.GLB"
@@ -204,7 +204,7 @@ def test_export_leaves_the_scene_as_it_was(tmp_path):
         _export(tmp_path / ("hidden_" + fmt.lower()), fmt, armature=obj.name)
         assert _scene_state(obj) == before and obj.hide_get(), fmt
     # Another action can be exported without becoming the armature's action.
-    bridge = H.addon_module("bridge.export")
+    bridge = H.addon_module("bridge.files.export_baked")
     path, fs, fe = bridge.export(bpy.context, obj, str(tmp_path / "take"), "GLTF", action=other,
                                  frame_start=1, frame_end=30)
     assert (fs, fe) == (1, 30) and _glb_json(path)["animations"][0]["name"] == "jl_mm_run"
@@ -214,7 +214,7 @@ def test_export_leaves_the_scene_as_it_was(tmp_path):
 def test_bad_input(tmp_path):
     obj = _bake()
     scene = bpy.context.scene
-    bridge = H.addon_module("bridge.export")
+    bridge = H.addon_module("bridge.files.export_baked")
     errors = H.addon_module("core.errors")
     bare = bpy.data.objects.new("Bare", bpy.data.armatures.new("Bare"))
     scene.collection.objects.link(bare)

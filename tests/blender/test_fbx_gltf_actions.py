@@ -55,7 +55,7 @@ def _database(obj):
     assert bpy.ops.motion_matching.database_add_action() == {"FINISHED"}
     assert bpy.ops.motion_matching.build_database() == {"FINISHED"}     # the defaults: Mirror Takes Automatic
     assert bpy.context.scene.motion_matching.database_note == ""          # ... and the mirror images were made
-    return H.addon_module("bridge.database_store").load(bpy.context.scene)
+    return H.addon_module("bridge.database.store").load(bpy.context.scene)
 
 
 @pytest.mark.parametrize("fmt", ["fbx", "glb"])

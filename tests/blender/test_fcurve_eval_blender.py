@@ -20,7 +20,7 @@ EASINGS = ("SINE", "QUAD", "CUBIC", "QUART", "QUINT", "EXPO", "CIRC", "BACK", "B
 
 
 def _compat():
-    return importlib.import_module(MODULE + ".bridge.compat")
+    return importlib.import_module(MODULE + ".bridge.blender.compat")
 
 
 def _new_empty(name):

@@ -32,7 +32,7 @@ def _bone_world(obj, bone, frames):
 
 
 def _keys(obj):
-    compat = H.addon_module("bridge.compat")
+    compat = H.addon_module("bridge.blender.compat")
     return sorted((fc.data_path, fc.array_index, tuple(compat.read_curve(fc)["co"][:, 1].round(6)))
                   for fc in compat.fcurves(obj.animation_data.action, obj))
 
@@ -114,7 +114,7 @@ def test_refusals_change_nothing(takes, case):
 def test_build_without_a_root_points_to_add_virtual_root_which_then_works(takes):
     obj = H.import_ours(takes["bandai"], global_scale=0.01)
     assert bpy.ops.motion_matching.database_add_action() == {"FINISHED"}
-    store = H.addon_module("bridge.database_store")
+    store = H.addon_module("bridge.database.store")
     with pytest.raises(RuntimeError, match="has no virtual root bone: add one"):
         bpy.ops.motion_matching.build_database(mirror_takes="OFF")
     assert not store.has_database(bpy.context.scene)

@@ -46,7 +46,7 @@ def _write(tmp_path, text, name="take.bvh"):
 
 
 def _keys(obj):
-    compat = H.addon_module("bridge.compat")
+    compat = H.addon_module("bridge.blender.compat")
     out = []
     for fc in compat.fcurves(obj.animation_data.action, obj):
         co = np.empty(2 * len(fc.keyframe_points), dtype=np.float32)
@@ -190,7 +190,7 @@ def test_two_thousand_joints_import_correctly(tmp_path):
     path = _write(tmp_path, synthetic_bvh(2000, 4, seed=5))
     obj = H.import_ours(path, global_scale=0.01)
     assert len(obj.data.bones) == 2000
-    compat = H.addon_module("bridge.compat")
+    compat = H.addon_module("bridge.blender.compat")
     assert len(compat.fcurves(obj.animation_data.action, obj)) == 6 + 4 * 1999 + 1
     motion = bvh_convert.to_blender(bvh_parse.read_bvh(path), 0.01)
     want = motion.world_positions()[[0, 3]]
@@ -231,7 +231,7 @@ def test_import_and_build_memory_stay_near_the_keys():
     ops = bpy.ops.motion_matching
     peak = _traced_peak(lambda: ops.import_bvh(filepath=SAMPLE_TAKE, global_scale=0.01, add_virtual_root=True))
     obj = bpy.context.active_object
-    keys = sum(len(fc.keyframe_points) for fc in H.addon_module("bridge.compat").fcurves(
+    keys = sum(len(fc.keyframe_points) for fc in H.addon_module("bridge.blender.compat").fcurves(
         obj.animation_data.action, obj))
     assert peak / keys < 40, peak / keys   # was 93 bytes per key
     ops.database_add_action()
@@ -245,7 +245,7 @@ def test_import_and_build_memory_stay_near_the_keys():
 def test_progress_is_told_for_each_stage(tmp_path):
     bvh_parse = H.addon_module("core.io.bvh_parse")
     bvh_convert = H.addon_module("core.io.bvh_convert")
-    build = H.addon_module("bridge.bvh_import")
+    build = H.addon_module("bridge.files.import_bvh")
     path = _write(tmp_path, synthetic_bvh(300, 5, seed=2))
     parsed = []
     data = bvh_parse.read_bvh(path, progress=parsed.append)

@@ -57,7 +57,7 @@ def _state():
 
 
 def _keys(action, obj):
-    compat = H.addon_module("bridge.compat")
+    compat = H.addon_module("bridge.blender.compat")
     out = {}
     for fc in compat.fcurves(action, obj):
         out[(fc.data_path, fc.array_index)] = compat.read_curve(fc, ("co",))["co"]
@@ -90,7 +90,7 @@ def test_a_folder_imports_in_one_call_and_builds(clip_folder):
     assert bpy.ops.motion_matching.build_database(mirror_takes="OFF") == {"FINISHED"}
     summary = bpy.context.scene.motion_matching.database_summary
     assert "from 4 actions" in summary, summary
-    store = H.addon_module("bridge.database_store")
+    store = H.addon_module("bridge.database.store")
     database = store.load(bpy.context.scene)
     assert list(database.clips.actions) == [a.name for a in actions]
     lengths = [len(_keys(a, obj)[('pose.bones["Hips"].location', 0)]) for a in actions]
@@ -114,7 +114,7 @@ def test_a_clip_of_many_has_the_keys_of_the_same_file_imported_alone(clip_folder
 
 
 def test_add_virtual_root_keys_every_listed_clip_and_moves_no_joint(clip_folder):
-    compat = H.addon_module("bridge.compat")
+    compat = H.addon_module("bridge.blender.compat")
     files = [{"name": n} for n in ("run_02.bvh", "walk_03.bvh")]
     assert bpy.ops.motion_matching.import_bvh(directory=str(clip_folder), files=files,
                                               global_scale=0.01) == {"FINISHED"}
@@ -274,7 +274,7 @@ def _saved_clips(blend):
         whole = tuple(int(v) for v in e.action.frame_range)
         listed.append((e.action.name, sorted({t.name for t in e.action.motion_matching.tags
                                               if (t.frame_start, t.frame_end) == whole})))
-    database = H.addon_module("bridge.database_store").load(scene)
+    database = H.addon_module("bridge.database.store").load(scene)
     return listed, list(database.clips.actions)
 
 

@@ -15,7 +15,7 @@ import bl_helpers as H
 
 
 def _store():
-    return H.addon_module("bridge.database_store")
+    return H.addon_module("bridge.database.store")
 
 
 def _sample_listed():
@@ -116,7 +116,7 @@ def _bake_joints(obj, path, tmp_path, name):
     scene.motion_matching.bake_armature = obj
     report = str(tmp_path / (name + "_report.json"))
     assert bpy.ops.motion_matching.bake(controller=ctrl.name, armature=obj.name, report_path=report) == {"FINISHED"}
-    arm = H.addon_module("bridge.armature_data")
+    arm = H.addon_module("bridge.blender.armature_data")
     names, parents = arm.bone_order(obj.data)
     frames = np.arange(scene.frame_start, scene.frame_end + 1, dtype=np.float64)
     loc, quat, scale = arm.pose_channels(obj, obj.animation_data.action, frames, names)

@@ -138,7 +138,7 @@ def test_the_bake_panel_shows_a_few_settings_grouped_by_stage(take_on_path):
     assert len(set(names)) == len(names), names
     assert {"controller", "bake_armature", "tag_query"} <= set(names)
     # Every stage that can be off shows its switch in its sub-panel's header.
-    props = H.addon_module("bridge.bake_props")
+    props = H.addon_module("bridge.blender.bake_settings")
     for stage in props.stages():
         panel = "MOTION_MATCHING_PT_bake_" + stage.name
         if stage.switch:

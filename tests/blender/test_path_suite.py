@@ -133,7 +133,7 @@ def test_measurement_agrees_with_frame_set_on_a_strafe(tmp_path):
     assert travel["mean_deg"] == pytest.approx(np.mean(errors), abs=1.0)
 
     # The raw take on fractional frames (how the bench samples it at 24 fps) is Blender's pose there too.
-    H.addon_module("bridge.compat").assign_action(obj, raw_action)
+    H.addon_module("bridge.blender.compat").assign_action(obj, raw_action)
     raw_frames = np.array([1.0, 101.5, 2000.25, 4000.75])
     raw = path_measure.read_motion(obj, raw_action, raw_frames, fps)
     ref = path_measure.frame_set_heads(scene, obj, raw_frames, [bones["Hips"], bones["LeftFoot"], bones["RightToes"]])

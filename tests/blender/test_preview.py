@@ -28,7 +28,7 @@ def test_preview_equals_bake_in_random_order(tmp_path, take_on_path):
         scene.frame_set(int(f))
         previewed[int(f)] = _pose_matrices(obj, names)
     # The overlay's data is there and finite (drawing itself is skipped in background).
-    preview = H.addon_module("bridge.preview")
+    preview = H.addon_module("bridge.preview.preview")
     wanted, matched, toes, locked, contacts = preview.overlay_lines(scene)
     assert len(wanted) > 10 and len(matched) > 2 and np.isfinite(toes).all()
     assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}

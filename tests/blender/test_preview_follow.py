@@ -28,7 +28,7 @@ def _poses(obj, frames):
 
 def _followed(scene):
     """One frame change, then the timer's slices to the end (Blender runs them between events)."""
-    follow = H.addon_module("bridge.preview_follow")
+    follow = H.addon_module("bridge.preview.follow")
     scene.frame_set(scene.frame_current + 1)
     assert follow.status(scene) is not None          # "updating...": the pose shown is stale
     follow.finish_pending()
@@ -39,9 +39,9 @@ def _check_follows(obj, frames=FRAMES, moved=True):
     """The followed preview equals a fresh preview (pose matrices, 0.1 mm) and
     the bake's keys; returns the poses."""
     scene = bpy.context.scene
-    preview = H.addon_module("bridge.preview")
-    bake_job = H.addon_module("bridge.bake_job")
-    bake_props = H.addon_module("bridge.bake_props")
+    preview = H.addon_module("bridge.preview.preview")
+    bake_job = H.addon_module("bridge.bake.bake_job")
+    bake_props = H.addon_module("bridge.blender.bake_settings")
     pipeline = H.addon_module("core.bake.pipeline")
     followed = _poses(obj, frames)
     shown = {f: preview.pose_at(scene, f) for f in frames}
@@ -67,12 +67,12 @@ def test_preview_follows_settings_keys_database_and_tag_query(take_on_path):
     obj, ctrl = take_on_path(fps=24)
     scene = bpy.context.scene
     mm = scene.motion_matching
-    compat = H.addon_module("bridge.compat")
+    compat = H.addon_module("bridge.blender.compat")
     assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
     before = _poses(obj, FRAMES)
     # No edit: a frame change asks for nothing.
     scene.frame_set(10)
-    assert not H.addon_module("bridge.preview_follow").pending()
+    assert not H.addon_module("bridge.preview.follow").pending()
     # Bake settings.
     knobs = mm.bake_settings
     knobs.search_interval = 0.5
@@ -88,10 +88,10 @@ def test_preview_follows_settings_keys_database_and_tag_query(take_on_path):
             co[co[:, 0] > 150, 1] += 0.5
             fc.keyframe_points.foreach_set("co", co.astype(np.float32).ravel())
             fc.update()
-    old = H.addon_module("bridge.preview").simulation_result(scene).trace
+    old = H.addon_module("bridge.preview.preview").simulation_result(scene).trace
     _followed(scene)
     # Searched again from a state kept before the edit's reach, not from the start.
-    new = H.addon_module("bridge.preview").simulation_result(scene).trace
+    new = H.addon_module("bridge.preview.preview").simulation_result(scene).trace
     kept = H.addon_module("core.bake.resume").resume_from(old, new.settings, new.db, new.allowed, new.playable,
                                                          new.inputs)
     assert kept is not None and kept[0].s > 0
@@ -128,7 +128,7 @@ def test_preview_follows_the_curve_its_transform_and_the_timing(take_on_path):
     obj, _scenario = take_on_path(fps=24)
     scene = bpy.context.scene
     mm = scene.motion_matching
-    compat = H.addon_module("bridge.compat")
+    compat = H.addon_module("bridge.blender.compat")
     curve = _curve()
     assert bpy.ops.motion_matching.add_controller(frame_start=1, speed_keys="1:1.2, 120:2.5",
                                                   stops="150:1.0") == {"FINISHED"}
@@ -137,13 +137,13 @@ def test_preview_follows_the_curve_its_transform_and_the_timing(take_on_path):
     scene.frame_end = 300
     assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
     before = _poses(obj, FRAMES)
-    follow = H.addon_module("bridge.preview_follow")
+    follow = H.addon_module("bridge.preview.follow")
     assert not follow.pending()
     # A check with nothing changed keeps the simulation.
     follow.wants_check(scene)
-    shown = H.addon_module("bridge.preview").inputs_of(scene)
+    shown = H.addon_module("bridge.preview.preview").inputs_of(scene)
     follow.finish_pending()
-    assert H.addon_module("bridge.preview").inputs_of(scene) is shown
+    assert H.addon_module("bridge.preview.preview").inputs_of(scene) is shown
     # A point of the curve and its handles (edit mode tags the curve for an update; so does update_tag).
     bp = curve.data.splines[0].bezier_points[2]
     bp.co.y += 1.5
@@ -180,7 +180,7 @@ def test_undo_and_redo_of_an_edit_update_the_preview(take_on_path):
     obj, _ctrl = take_on_path(fps=24)
     name = obj.name
     scene = bpy.context.scene
-    follow = H.addon_module("bridge.preview_follow")
+    follow = H.addon_module("bridge.preview.follow")
     frames = (40, 150, 260)
     win = bpy.context.window_manager.windows[0]
     with bpy.context.temp_override(window=win, screen=win.screen, area=win.screen.areas[0]):
@@ -208,7 +208,7 @@ def test_undo_and_redo_of_an_edit_update_the_preview(take_on_path):
 def test_a_refused_update_keeps_the_pose_and_says_why(take_on_path):
     obj, ctrl = take_on_path(fps=24)
     scene = bpy.context.scene
-    follow = H.addon_module("bridge.preview_follow")
+    follow = H.addon_module("bridge.preview.follow")
     assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
     before = _poses(obj, FRAMES)
     scene.motion_matching.tag_query = "nosuchtag"
@@ -270,7 +270,7 @@ def _panel_labels():
 def test_the_preview_panel_says_updating_until_the_new_pose_is_shown(take_on_path):
     _obj, _ctrl = take_on_path(fps=24)
     scene = bpy.context.scene
-    follow = H.addon_module("bridge.preview_follow")
+    follow = H.addon_module("bridge.preview.follow")
     assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
     assert not any("updating" in t for t in _panel_labels())
     scene.motion_matching.bake_settings.search_interval = 0.4
@@ -283,8 +283,8 @@ def test_the_preview_panel_says_updating_until_the_new_pose_is_shown(take_on_pat
 def test_an_edit_near_the_end_goes_on_from_the_kept_foot_lock_and_equals_the_bake(take_on_path):
     obj, ctrl = take_on_path(fps=24)
     scene = bpy.context.scene
-    compat = H.addon_module("bridge.compat")
-    preview = H.addon_module("bridge.preview")
+    compat = H.addon_module("bridge.blender.compat")
+    preview = H.addon_module("bridge.preview.preview")
     assert scene.motion_matching.bake_settings.use_foot_lock
     assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
     before = _poses(obj, FRAMES)

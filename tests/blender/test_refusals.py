@@ -15,7 +15,7 @@ def _state():
     text blocks (with their text), actions, objects."""
     scene = bpy.context.scene
     mm = scene.motion_matching
-    store = H.addon_module("bridge.database_store")
+    store = H.addon_module("bridge.database.store")
     return {
         "flags": (mm.database_built, mm.database_stale, mm.database_summary, mm.preview_active,
                   mm.last_bake_report),

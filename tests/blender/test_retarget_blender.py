@@ -185,7 +185,7 @@ def _stored_map(obj):
 
 
 def _curves(obj):
-    compat = H.addon_module("bridge.compat")
+    compat = H.addon_module("bridge.blender.compat")
     return {(fc.data_path, fc.array_index): fc for fc in compat.fcurves(obj.animation_data.action, obj)}
 
 
@@ -642,7 +642,7 @@ def test_panel_and_list_draw():
 def test_a_failed_write_leaves_the_target_as_it_was(monkeypatch):
     src = _source()
     tgt = _renamed_a_pose_copy(MIXAMO)
-    compat = H.addon_module("bridge.compat")
+    compat = H.addon_module("bridge.blender.compat")
     errors = H.addon_module("core.errors")
     old = compat.new_action(tgt, "Before")
     tgt.pose.bones["mixamorig:LeftArm"].rotation_mode = "XYZ"

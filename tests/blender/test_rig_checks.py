@@ -57,7 +57,7 @@ def test_a_rig_100_times_its_mesh_is_named(scene_with_take, workdir):
     mesh.matrix_world = world
     rig.scale = (1.0, 1.0, 1.0)
     bpy.context.view_layer.update()
-    bridge = H.addon_module("bridge.retarget")
+    bridge = H.addon_module("bridge.retarget.retarget")
     _action, text, warnings = bridge.retarget(bpy.context, take, rig)
     said = [w for w in warnings if "times the size of the mesh they skin" in w]
     assert len(said) == 1 and "0.01" in said[0], warnings
@@ -75,7 +75,7 @@ def test_a_rig_100_times_its_mesh_is_named(scene_with_take, workdir):
 def test_too_few_mapped_joints_are_refused(scene_with_take):
     take, _controller = scene_with_take
     rig, _mesh = rigs.build("Few")
-    bridge = H.addon_module("bridge.retarget")
+    bridge = H.addon_module("bridge.retarget.mapping")
     bridge.store_mapping(rig, {"Hips": rigs.PREFIX + "Hips", "Spine": rigs.PREFIX + "Spine",
                                "Head": rigs.PREFIX + "Head"})
     with pytest.raises(RuntimeError, match="(?i)mapping of the target 'Few'.*LeftUpperArm"):
@@ -89,7 +89,7 @@ def test_an_a_pose_rest_gets_a_computed_tpose_and_says_so(scene_with_take):
     degrees beyond the rest poses' difference, and one sentence says so."""
     take, _controller = scene_with_take
     rig, mesh = rigs.build("APose", pose="A")
-    bridge = H.addon_module("bridge.retarget")
+    bridge = H.addon_module("bridge.retarget.retarget")
     _action, _text, warnings = bridge.retarget(bpy.context, take, rig)
     said = [w for w in warnings if "A-pose" in w]
     assert len(said) == 1 and "45 degrees below level" in said[0] and "Make T-Pose" in said[0], warnings

@@ -81,7 +81,7 @@ def test_tag_from_preview_range_and_markers():
 
 def test_tag_query_restricts_search():
     obj = _sample_with_db(tags=[("walk", 900, 2100), ("run", 3000, 3600)])
-    store = H.addon_module("bridge.database_store")
+    store = H.addon_module("bridge.database.store")
     search = H.addon_module("core.database.selection")
     database = store.load(bpy.context.scene)
     db = database.matching
@@ -96,7 +96,7 @@ def test_tag_query_restricts_search():
     # the bake's lead (1/3 s: 20 rows) cuts that much of each range's end.
     everything = search.allowed_rows(database, "walk or run")
     assert np.flatnonzero(everything).tolist() == list(range(899, 2100)) + list(range(2999, 3600))
-    settings = H.addon_module("bridge.bake_props").to_core(
+    settings = H.addon_module("bridge.blender.bake_settings").to_core(
         bpy.context.scene.motion_matching.bake_settings)
     searchable, playable = search.bake_rows(database, "walk or run", settings)
     assert np.array_equal(playable, everything)

@@ -10,12 +10,12 @@ poses the bake will play.
 
 import numpy as np
 
-from ..core.skeleton import humanoid_map
-from ..core.skeleton import mirror as core_mirror, mirror_maps
-from ..core.maths import transforms as tf
-from ..core.errors import MotionMatchingError
-from ..core.database.tags import Tag
-from . import armature_data
+from ...core.skeleton import humanoid_map
+from ...core.skeleton import mirror as core_mirror, mirror_maps
+from ...core.maths import transforms as tf
+from ...core.errors import MotionMatchingError
+from ...core.database.tags import Tag
+from ..blender import armature_data
 
 
 # Frames of the takes (spread evenly over them) the mirror may take its reference pose from.
@@ -26,7 +26,7 @@ def _reference_poses(obj, names, parents, rest, offsets, takes):
     """(label, (K, J, 4, 4) armature-space poses) the mirror may take a symmetric
     reference from: the armature's stored T-pose, then frames of the takes
     (``takes``: (locations, quaternions) float32 channels of each take)."""
-    from .retarget import stored_tpose
+    from ..retarget.tpose import stored_tpose
 
     out = []
     if len(obj.data.motion_matching.tpose):
@@ -80,7 +80,7 @@ def mirrored_take(obj, names, parents, wanted, fk, channels, pairs, maps):
     """The mirror image of one sampled take: ((locations, quaternions) float32
     like the stored poses, world positions of ``wanted`` (F, K, 3), world
     matrices of the last of them, the root (F, 4, 4)). ``fk``: indices of
-    ``wanted`` and their ancestors, parents first (database_build.fk_bones);
+    ``wanted`` and their ancestors, parents first (takes.fk_bones);
     ``pairs``, ``maps``: from :func:`mirror_plan`."""
     loc, quat = core_mirror.mirror_channels(channels[0], channels[1], pairs, maps)
     loc32, quat32 = loc.astype(np.float32), quat.astype(np.float32)

@@ -20,12 +20,12 @@ import math
 
 import numpy as np
 
-from ..core.paths import curve_timing as core_curve_timing, scenario as core_scenario
-from ..core.maths import transforms as tf
-from ..core.errors import MotionMatchingError
-from . import compat
-from .armature_data import sample_curves
-from .scene_data import scene_fps
+from ...core.paths import curve_timing as core_curve_timing, scenario as core_scenario
+from ...core.maths import transforms as tf
+from ...core.errors import MotionMatchingError
+from ..blender import compat
+from ..blender.armature_data import sample_curves
+from ..blender.scene_data import scene_fps
 
 USE_FACING = "motion_matching_use_facing"
 SCENARIO = "motion_matching_scenario"

@@ -13,9 +13,9 @@ from bpy.props import (
     IntProperty, PointerProperty, StringProperty,
 )
 
-from . import database_store
-from .bake_props import MOTION_MATCHING_PG_bake_settings
-from .retarget_props import MOTION_MATCHING_PG_bone_map, MOTION_MATCHING_PG_retarget
+from . import store as database_store
+from ..blender.bake_settings import MOTION_MATCHING_PG_bake_settings
+from ..blender.retarget_props import MOTION_MATCHING_PG_bone_map, MOTION_MATCHING_PG_retarget
 
 
 # Mirror Takes was a switch: a file saved with it off stored 0 (Off), with it on 1

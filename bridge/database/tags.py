@@ -5,12 +5,13 @@ import os
 
 import numpy as np
 
-from ..core.database import auto_tags
-from ..core.database import coverage as core_coverage
-from ..core.database import dance_card as core_dance_card
-from ..core.database import file_rules
-from ..core.skeleton import virtual_root as vr
-from . import armature_data, database_build, database_store
+from ...core.database import auto_tags
+from ...core.database import coverage as core_coverage
+from ...core.database import dance_card as core_dance_card
+from ...core.database import file_rules
+from ...core.skeleton import virtual_root as vr
+from ..blender import armature_data
+from . import store as database_store, takes
 
 
 def suggest_tags(scene, obj):
@@ -19,14 +20,14 @@ def suggest_tags(scene, obj):
     kind. Returns (core Tags in 0-based action frames, the action's first frame,
     its frame rate)."""
     action = obj.animation_data.action
-    frames = database_build.action_frames(action, obj)
+    frames = takes.action_frames(action, obj)
     names, _parents, _rest, pose = armature_data.armature_pose(obj, action, frames)
     root = names.index(obj.data.motion_matching.root_bone)
     character = vr.character_frames(np.asarray(obj.matrix_world) @ pose[:, root])
     facing = character[:, :2, :3] @ np.array([0.0, -1.0, 0.0])
     card = {m.name.lower(): m.name for m in scene.motion_matching.dance_card}
     mapping = {k: card.get(k, k) for k in auto_tags.AUTO_TAG_KINDS}
-    fps = database_build.action_fps(action, scene)
+    fps = takes.action_fps(action, scene)
     tags = auto_tags.suggest_tags(character[:, :3, 3], facing, fps, names=mapping)
     return tags, int(frames[0]), fps
 
@@ -83,7 +84,7 @@ def file_name_tags(scene, actions, obj_of):
         source = action.motion_matching.source_path
         if not source:
             continue
-        frames = database_build.action_frames(action, obj_of(action))
+        frames = takes.action_frames(action, obj_of(action))
         out.append((action, file_rules.tags_for_file(rules, os.path.basename(source)),
                     int(frames[0]), int(frames[-1])))
     return out

@@ -4,10 +4,10 @@ simulates again and shows the new result, with no restart.
 What is followed: the bake settings, the tag query, the stored database, the
 armature chosen (and where it stands), the frame range and rate, and the
 controller's path as the bake samples it (its keys, constraints, the curve it
-follows, parents: bridge.preview_inputs).
+follows, parents: bridge.preview.inputs).
 
 When: on every frame change (frame_change_pre) and depsgraph update, the
-preview compares the cheap digest of its inputs (bridge.preview_inputs.head:
+preview compares the cheap digest of its inputs (bridge.preview.inputs.head:
 settings, keys, constraints, followed curves...) with the simulation shown's;
 a depsgraph update of the controller, an object it follows or its action, and
 undo or redo, ask for a check too. A check samples the controller's path as
@@ -29,9 +29,12 @@ import time
 import bpy
 from bpy.app.handlers import persistent
 
-from ..core.job import run as core_run
-from ..core.errors import MotionMatchingError
-from . import bake as bake_bridge, bake_props, database_store, preview, preview_inputs
+from ...core.job import run as core_run
+from ...core.errors import MotionMatchingError
+from ..bake import bake as bake_bridge
+from ..blender import bake_settings
+from ..database import store as database_store
+from . import preview, inputs as preview_inputs
 
 SLICE_S = 0.05          # seconds a timer call works before giving Blender back
 WAIT_S = 0.02           # seconds between looks at a simulation running on its thread
@@ -79,7 +82,7 @@ def wants_check(scene):
 
 
 def changed(scene):
-    """Whether the cheap digest of the inputs (bridge.preview_inputs.head)
+    """Whether the cheap digest of the inputs (bridge.preview.inputs.head)
     differs from the simulation shown's. For a controller read in bulk it
     covers the whole path (its keys and own values); for others an update of
     what moves them asks for a check as well (:func:`on_depsgraph_update`)."""
@@ -128,7 +131,7 @@ def _refresh(scene):
     armature = bake_bridge.bake_target(context)
     database = database_store.load(scene)
     where = bake_bridge.controller_path(context, ctrl, armature, database, sampled=sampled)
-    settings = bake_props.to_core(mm.bake_settings)
+    settings = bake_settings.to_core(mm.bake_settings)
     cache = bake_bridge.database_cache(database)
     bake_bridge.search_index(database)      # made here: the cache is the main thread's
     shown = preview.simulation_result(scene)     # searched again only from the first step the edit reaches

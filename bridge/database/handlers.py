@@ -3,7 +3,7 @@
 import bpy
 from bpy.app.handlers import persistent
 
-from . import database_build, database_store
+from . import build as database_build, store as database_store
 from .properties import mark_stale
 
 

@@ -7,7 +7,7 @@ frame fall back to Blender's own ``FCurve.evaluate``). Writing: see compat.
 
 import numpy as np
 
-from ..core.maths import transforms as tf
+from ...core.maths import transforms as tf
 from . import compat
 
 
@@ -133,7 +133,7 @@ def sample_curves(action, obj, frames, curves=None):
     bulk by core.io.fcurve_eval, which reproduces Blender's own evaluation; a curve
     it cannot do (modifiers, elastic easing) is left to ``FCurve.evaluate``.
     """
-    from ..core.io import fcurve_eval, fcurve_keys
+    from ...core.io import fcurve_eval, fcurve_keys
 
     frames = np.asarray(frames, dtype=np.float64)
     out = {}

@@ -3,11 +3,11 @@
 import bpy
 import numpy as np
 
-from ..core.skeleton import virtual_root as vr
-from ..core.errors import MotionMatchingError
-from ..core.maths import transforms as tf
-from . import armature_data, compat
-from .scene_data import scene_fps
+from ...core.skeleton import virtual_root as vr
+from ...core.errors import MotionMatchingError
+from ...core.maths import transforms as tf
+from ..blender import armature_data, compat
+from ..blender.scene_data import scene_fps
 
 HIPS_NAMES = ("hips", "pelvis", "hip", "root", "mixamorig:hips", "def-spine", "spine")
 
@@ -65,6 +65,45 @@ def _root_keys(obj, action, hips, h, hips_offset, forward_local, smoothing):
     return frames, hips_pose, vr.root_bone_matrices(root_pos, root_quat)
 
 
+def _new_root_bone(context, obj, hips, root_name, base, forward, length):
+    """The root bone made in edit mode at ``base``, tail ``length`` along
+    ``forward``, Z up, with the hips under it (not connected); returns its name
+    (Blender's, should it differ)."""
+    arm = obj.data
+    try:
+        context.view_layer.objects.active = obj
+        if obj.mode != "EDIT":
+            bpy.ops.object.mode_set(mode="EDIT")
+        eb = arm.edit_bones.new(root_name)
+        eb.head = tuple(base)
+        eb.tail = tuple(base + forward * length)
+        eb.align_roll((0.0, 0.0, 1.0))
+        arm.edit_bones[hips].parent = eb
+        arm.edit_bones[hips].use_connect = False
+        return eb.name
+    finally:
+        bpy.ops.object.mode_set(mode="OBJECT")
+
+
+def _key_root(obj, actions, keys, root_name, hips):
+    """Key the root on every clip (``keys``: (frames, hips pose, root pose) of
+    each) and the hips below it keeping their world transform; note both bones
+    on the armature."""
+    arm = obj.data
+    obj.pose.bones[root_name].rotation_mode = "QUATERNION"
+    obj.pose.bones[hips].rotation_mode = "QUATERNION"
+    root_offset, hips_offset = armature_data.rest_offsets(arm, [root_name, hips])
+    for clip, (frames, hips_pose, root_pose) in zip(actions, keys):
+        root_basis, hips_basis = vr.reparent_under_root(root_offset, hips_offset, root_pose, hips_pose)
+        armature_data.write_bone_transforms(clip, obj, root_name, frames, root_basis)
+        for path in ("rotation_euler", "rotation_axis_angle"):
+            compat.remove_fcurves(clip, obj, armature_data.bone_path(hips, path))
+        armature_data.write_bone_transforms(clip, obj, hips, frames, hips_basis)
+    settings = arm.motion_matching
+    settings.root_bone = root_name
+    settings.hips_bone = hips
+
+
 def add_virtual_root(context, obj, hips=None, root_name="Root", smooth=True,
                      position_window=vr.POSITION_WINDOW_S, position_order=3,
                      direction_window=vr.DIRECTION_WINDOW_S, direction_order=3, actions=None):
@@ -113,32 +152,9 @@ def add_virtual_root(context, obj, hips=None, root_name="Root", smooth=True,
 
     prev_active = context.view_layer.objects.active
     prev_mode = obj.mode
+    root_name = _new_root_bone(context, obj, hips, root_name, base, forward, length)
     try:
-        context.view_layer.objects.active = obj
-        if obj.mode != "EDIT":
-            bpy.ops.object.mode_set(mode="EDIT")
-        eb = arm.edit_bones.new(root_name)
-        eb.head = tuple(base)
-        eb.tail = tuple(base + forward * length)
-        eb.align_roll((0.0, 0.0, 1.0))
-        arm.edit_bones[hips].parent = eb
-        arm.edit_bones[hips].use_connect = False
-        root_name = eb.name
-    finally:
-        bpy.ops.object.mode_set(mode="OBJECT")
-    try:
-        obj.pose.bones[root_name].rotation_mode = "QUATERNION"
-        obj.pose.bones[hips].rotation_mode = "QUATERNION"
-        root_offset, hips_offset = armature_data.rest_offsets(arm, [root_name, hips])
-        for clip, (frames, hips_pose, root_pose) in zip(actions, keys):
-            root_basis, hips_basis = vr.reparent_under_root(root_offset, hips_offset, root_pose, hips_pose)
-            armature_data.write_bone_transforms(clip, obj, root_name, frames, root_basis)
-            for path in ("rotation_euler", "rotation_axis_angle"):
-                compat.remove_fcurves(clip, obj, armature_data.bone_path(hips, path))
-            armature_data.write_bone_transforms(clip, obj, hips, frames, hips_basis)
-        settings = arm.motion_matching
-        settings.root_bone = root_name
-        settings.hips_bone = hips
+        _key_root(obj, actions, keys, root_name, hips)
     finally:
         if prev_mode != "OBJECT" and obj.mode != prev_mode:
             bpy.ops.object.mode_set(mode=prev_mode)

@@ -6,13 +6,14 @@ import time
 import bpy
 import numpy as np
 
-from ..core.bake import pipeline as core_bake
-from ..core.job import replant as core_replant
-from ..core.job import run as core_run
-from ..core.measure import retarget_checks
-from ..core.errors import MotionMatchingError
-from . import armature_data, compat, database_build, database_store, handlers
-from .scene_data import scene_fps
+from ...core.bake import pipeline as core_bake
+from ...core.job import replant as core_replant
+from ...core.job import run as core_run
+from ...core.measure import retarget_checks
+from ...core.errors import MotionMatchingError
+from ..blender import armature_data, compat
+from ..database import build as database_build, store as database_store, handlers
+from ..blender.scene_data import scene_fps
 
 # Keyed custom properties on the baked armature, per frame.
 FIGURES = ("mm_match_cost", "mm_jump", "mm_contact_left", "mm_contact_right",
@@ -235,17 +236,17 @@ def source_armature(context):
 
 
 def retarget_setup(context, target, scale=None, database=None):
-    """The retarget set-up (bridge.retarget.Setup) from the database's armature
+    """The retarget set-up (bridge.retarget.plan.Setup) from the database's armature
     onto ``target`` (``scale``: the size ratio, None for automatic): the armature
     in the file for a database built here, else the armature the ``database``
     (core MotionDatabase) recorded (an imported database, in a file that may lack it)."""
-    from . import retarget as retarget_bridge
+    from ..retarget import plan as retarget_plan
 
     scene = context.scene
     recorded = database is not None and database.source is not None
     if recorded and (database_store.is_imported(scene) or not any(e.armature for e in scene.motion_matching.entries)):
-        return retarget_bridge.plan_for(context, None, target, scale=scale, recorded=database)
-    return retarget_bridge.plan_for(context, source_armature(context), target, scale=scale)
+        return retarget_plan.plan_for(context, None, target, scale=scale, recorded=database)
+    return retarget_plan.plan_for(context, source_armature(context), target, scale=scale)
 
 
 def controller_matrix(setup):
@@ -266,7 +267,7 @@ def target_world_joints(setup, result):
     """World positions of the target rig's hips, pelvis, head, ankles and toes
     on every frame of a retarget result (retarget_bridge.world_joints): the
     report's figures are measured on the character itself."""
-    from . import retarget as retarget_bridge
+    from ..retarget import retarget as retarget_bridge
 
     return retarget_bridge.world_joints(setup, result)
 
@@ -277,7 +278,7 @@ def write_retargeted(context, target, output, setup, name="MM_Bake"):
     foot contacts again on the target's own legs (core.job.replant: foot lock +
     two-joint IK, the hips on a skinned mesh's soles), and key the result with
     the per-frame figures. Returns (action, warnings)."""
-    from . import retarget as retarget_bridge
+    from ..retarget import meshes, retarget as retarget_bridge, write as retarget_write
 
     frames, report = output.frames, output.report
     pose = core_bake.forward_kinematics(output.skeleton, output.locations, output.rotations)
@@ -285,7 +286,7 @@ def write_retargeted(context, target, output, setup, name="MM_Bake"):
     per = report.per_frame
     planted = core_replant.replant_feet(setup.plan, setup.target, setup.target_map, result, per.contact,
                                         per.root_yaw, report.fps, output.settings,
-                                        toe_above_soles=retarget_bridge.toe_above_soles(target, setup))
+                                        toe_above_soles=meshes.toe_above_soles(target, setup))
     result.rotations, result.locations = planted.rotations, planted.locations
     if planted.foot_locks is not None:
         report.target_foot_locks = planted.foot_locks
@@ -300,7 +301,7 @@ def write_retargeted(context, target, output, setup, name="MM_Bake"):
                                                 output.controller_world)
     warnings = ["Retargeted onto %s: %s." % (target.name, w) for w in warnings]
     report.warnings = list(report.warnings) + warnings
-    action, _switched = retarget_bridge.write_action(target, setup, result, frames, name)
+    action, _switched = retarget_write.write_action(target, setup, result, frames, name)
     _key_figures(action, target, frames, report)
     report.retargeted_onto = target.name
     target["mm_size_ratio"] = report.size_ratio      # shown in the Retarget panel

@@ -21,8 +21,8 @@ import io
 
 import numpy as np
 
-from ..core.database.motion_database import MotionDatabase
-from ..core.errors import MotionMatchingError
+from ...core.database.motion_database import MotionDatabase
+from ...core.errors import MotionMatchingError
 
 PROP = "motion_matching_database"
 PROP_ID = "motion_matching_database_sha1"

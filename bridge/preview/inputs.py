@@ -17,8 +17,10 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from . import bake as bake_bridge, bake_props, compat, controller as controller_build, database_store
-from .scene_data import scene_fps
+from ..bake import bake as bake_bridge, controller as controller_build
+from ..blender import bake_settings, compat
+from ..database import store as database_store
+from ..blender.scene_data import scene_fps
 
 # Set while the preview steps the scene's frames itself (sampling a controller
 # frame by frame): its own frame-change handlers then do nothing.
@@ -43,7 +45,7 @@ def head(scene):
     mm = scene.motion_matching
     h = hashlib.sha1()
     arm = chosen_armature(scene)
-    text = [repr(bake_props.to_core(mm.bake_settings)), mm.tag_query, str(scene.get(database_store.PROP_ID)),
+    text = [repr(bake_settings.to_core(mm.bake_settings)), mm.tag_query, str(scene.get(database_store.PROP_ID)),
             str(database_store.has_database(scene)), str(scene.frame_start), str(scene.frame_end),
             repr(scene_fps(scene)), arm.name if arm is not None else "", getattr(mm.controller, "name", "")]
     h.update("\0".join(text).encode())

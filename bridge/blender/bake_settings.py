@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import bpy
 from bpy.props import BoolProperty, FloatProperty, IntProperty
 
-from ..core.bake.settings import BakeSettings, knobs, stage_classes
+from ...core.bake.settings import BakeSettings, knobs, stage_classes
 
 # How core's units show in Blender.
 _UNITS = {

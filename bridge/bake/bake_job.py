@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 import bpy
 
-from ..core.bake.pipeline import run_to_end
-from ..core.job.run import skeleton_of
-from . import bake as bake_bridge, scene_data
+from ...core.bake.pipeline import run_to_end
+from ...core.job.run import skeleton_of
+from . import bake as bake_bridge
+from ..blender import scene_data
 
 
 @dataclass
@@ -33,7 +34,7 @@ class BakeJob:
 def start(context, settings, controller="", armature="", frame_start=0, frame_end=0, tag_query="", scale=0.0,
           database=None):
     """Check the input and set the bake up with core ``settings`` (empty or 0 arguments: the scene's).
-    ``database``: (MotionDatabase, note) from bridge.bake.ensure_database when the caller
+    ``database``: (MotionDatabase, note) from bridge.bake.bake.ensure_database when the caller
     has just checked it (Bake All, once for every pair), else checked here."""
     scene = context.scene
     fs = frame_start or scene.frame_start

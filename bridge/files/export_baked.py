@@ -14,18 +14,13 @@ import math
 import os
 
 import bpy
-from mathutils import Matrix
 
-from ..core.errors import MotionMatchingError
-from . import compat
+from ...core.errors import MotionMatchingError
+from .export_bvh import BVH_ROTATE_MODE, BvhProxy, bvh_matrix
+from .export_state import SceneState
 
 FORMATS = {"BVH": ".bvh", "FBX": ".fbx", "GLTF": ".glb", "GLTF_SEPARATE": ".gltf"}
 KNOWN_EXTENSIONS = (".bvh", ".fbx", ".glb", ".gltf")
-
-# BVH: Euler order of the rotation channels. Yaw (Y, up in the file) is the
-# outermost rotation, so the character can face any way without gimbal lock;
-# it is also the order of the shipped sample take.
-BVH_ROTATE_MODE = "YXZ"
 
 
 def with_extension(filepath, fmt):
@@ -80,12 +75,12 @@ def export(context, armature, filepath, fmt="FBX", action=None, frame_start=None
     path = _writable(_file_name(filepath), fmt)
     bvh_space = bvh_matrix(armature) if fmt == "BVH" else None
 
-    state = _SceneState(context, armature)
+    state = SceneState(context, armature)
     proxy = None
     try:
         state.prepare(action, fs, fe)
         if fmt == "BVH":
-            proxy = _BvhProxy(context, armature, action, bvh_space)
+            proxy = BvhProxy(context, armature, action, bvh_space)
             _run(bpy.ops.export_anim.bvh, "BVH", {
                 "filepath": path,
                 "frame_start": fs,
@@ -103,7 +98,7 @@ def export(context, armature, filepath, fmt="FBX", action=None, frame_start=None
             _run(bpy.ops.export_scene.gltf, "glTF", options, context, armature)
     finally:
         # The scene first, while every object it names still exists; the
-        # temporary armature goes last (see _BvhProxy.remove).
+        # temporary armature goes last (see export_bvh.BvhProxy.remove).
         try:
             state.restore()
         finally:
@@ -234,182 +229,3 @@ def _run(op, label, options, context, obj):
         raise MotionMatchingError("Blender's %s exporter failed: %s" % (label, str(ex).strip())) from None
     if "FINISHED" not in result:
         raise MotionMatchingError("Blender's %s exporter did not finish." % label)
-
-
-def bvh_matrix(armature):
-    """Armature space to the BVH file's space: the object's placement (without
-    scale) then Blender's Z up, -Y forward to BVH's Y up, +Z forward, the
-    inverse of what Blender's BVH importer applies by default. Returns (matrix,
-    uniform scale of the object)."""
-    from bpy_extras.io_utils import axis_conversion
-
-    loc, rot, scale = armature.matrix_world.decompose()
-    s = scale[0]
-    if s <= 0.0 or abs(scale[1] - s) > 1e-5 * s or abs(scale[2] - s) > 1e-5 * s \
-            or armature.matrix_world.to_3x3().determinant() <= 0.0:
-        raise MotionMatchingError("%s has a non-uniform or negative scale: apply it (Ctrl A) before exporting BVH."
-                                  % armature.name)
-    conv = axis_conversion(from_forward="Y", from_up="Z", to_forward="-Z", to_up="Y").to_4x4()
-    placed = Matrix.Translation(loc / s) @ rot.to_matrix().to_4x4()
-    return conv @ placed, s
-
-
-class _BvhProxy:
-    """Blender's BVH exporter writes armature space as it is (Z up) and ignores
-    the object's placement. It runs on this temporary copy of the armature
-    whose bones are moved into the BVH's Y-up space (the same rotation on every
-    bone leaves every local pose channel valid), playing the same action, so the
-    file opens upright in other tools and re-imports with Blender's default
-    axes to the same world positions.
-
-    The bones are placed one by one in edit mode (``EditBone.matrix``), not with
-    ``Armature.transform``: the latter recomputes the root's roll in a way that
-    tilts the whole rig by about 1.5e-5 rad, 0.1 mm at 6 m from the origin.
-
-    The copy is made active and selected while it exists; :meth:`remove` must
-    run after the scene's selection and active object are put back, so that
-    nothing walks the view layer while it still holds the removed object."""
-
-    def __init__(self, context, armature, action, bvh_space):
-        matrix, _s = bvh_space
-        self.obj = None
-        self.data = armature.data.copy()
-        self.data_name = self.data.name
-        self.name = None
-        try:
-            self.data.pose_position = "POSE"
-            tmp = self.obj = bpy.data.objects.new(armature.name + "_bvh_export", self.data)
-            self.name = tmp.name
-            context.scene.collection.objects.link(tmp)
-            vl = context.view_layer
-            for o in vl.objects:
-                if o.select_get(view_layer=vl):
-                    o.select_set(False, view_layer=vl)
-            tmp.select_set(True, view_layer=vl)
-            vl.objects.active = tmp
-            rest = {b.name: b.matrix_local.copy() for b in armature.data.bones}
-            with context.temp_override(active_object=tmp, object=tmp, selected_objects=[tmp],
-                                       selected_editable_objects=[tmp]):
-                bpy.ops.object.mode_set(mode="EDIT")
-                try:
-                    for eb in self.data.edit_bones:
-                        eb.matrix = matrix @ rest[eb.name]
-                finally:
-                    bpy.ops.object.mode_set(mode="OBJECT")
-            vl.update()
-            for pb in tmp.pose.bones:
-                pb.rotation_mode = armature.pose.bones[pb.name].rotation_mode
-            compat.assign_action(tmp, action)
-        except BaseException:
-            self.remove()
-            raise
-
-    def remove(self):
-        """Delete the copy and its armature data (looked up by name: safe to call twice)."""
-        obj = bpy.data.objects.get(self.name) if self.name else None
-        if obj is not None:
-            ad = obj.animation_data
-            if ad is not None:
-                obj.animation_data_clear()   # the action loses this user now, not at some later purge
-            bpy.data.objects.remove(obj)
-        data = bpy.data.armatures.get(self.data_name) if self.data_name else None
-        if data is not None:
-            bpy.data.armatures.remove(data)
-        self.obj = None
-        self.name = self.data_name = None
-
-
-class _SceneState:
-    """What the export changes, saved and put back.
-
-    Objects are remembered by name and looked up again when restoring, so an
-    object removed meanwhile is skipped instead of being dereferenced; each
-    part is put back on its own, so one failing part leaves the others
-    restored."""
-
-    def __init__(self, context, armature):
-        self.context = context
-        self.scene = context.scene
-        self.view_layer = context.view_layer
-        self.armature = armature
-        self.prepared = False
-
-    def prepare(self, action, fs, fe):
-        scene, vl, arm = self.scene, self.view_layer, self.armature
-        self.frame = (scene.frame_current, scene.frame_subframe)
-        self.frame_range = (scene.frame_start, scene.frame_end)
-        active = vl.objects.active
-        self.active = active.name if active is not None else None
-        self.mode = active.mode if active is not None else "OBJECT"
-        self.selected = [o.name for o in vl.objects if o is not None and o.select_get(view_layer=vl)]
-        self.hidden = arm.hide_get(view_layer=vl)
-        self.hide_select = arm.hide_select
-        self.hide_viewport = arm.hide_viewport
-        self.pose_position = arm.data.pose_position
-        ad = arm.animation_data
-        self.had_animation_data = ad is not None
-        self.assignment = compat.saved_assignment(arm)
-        self.action = self.assignment[0]
-        self.use_nla = ad.use_nla if ad else True
-        self.prepared = True
-
-        if self.mode != "OBJECT" and bpy.ops.object.mode_set.poll():
-            bpy.ops.object.mode_set(mode="OBJECT")
-        scene.frame_start, scene.frame_end = fs, fe
-        arm.hide_viewport = False
-        arm.hide_select = False
-        arm.hide_set(False, view_layer=vl)
-        for name in self.selected:
-            vl.objects[name].select_set(False, view_layer=vl)
-        arm.select_set(True, view_layer=vl)
-        vl.objects.active = arm
-        arm.data.pose_position = "POSE"
-        if self.action != action:
-            compat.assign_action(arm, action)
-        arm.animation_data.use_nla = False   # the action alone, nothing blended in from the NLA
-
-    def restore(self):
-        if not self.prepared:
-            return
-        self.prepared = False
-        failures = []
-        for part in (self._restore_animation, self._restore_visibility_and_selection, self._restore_frames):
-            try:
-                part()
-            except Exception as ex:  # noqa: BLE001  (put the other parts back, then report the first)
-                failures.append(ex)
-        if failures:
-            raise failures[0]
-
-    def _restore_animation(self):
-        arm = self.armature
-        ad = arm.animation_data
-        if ad is not None:
-            if not self.had_animation_data:
-                arm.animation_data_clear()
-            else:
-                compat.restore_assignment(arm, self.assignment)
-                ad.use_nla = self.use_nla
-        arm.data.pose_position = self.pose_position
-
-    def _restore_visibility_and_selection(self):
-        vl, arm = self.view_layer, self.armature
-        for o in vl.objects:
-            if o is not None and o.select_get(view_layer=vl):
-                o.select_set(False, view_layer=vl)
-        arm.hide_viewport = self.hide_viewport
-        arm.hide_set(self.hidden, view_layer=vl)
-        for name in self.selected:
-            o = vl.objects.get(name)
-            if o is not None:
-                o.select_set(True, view_layer=vl)
-        arm.hide_select = self.hide_select
-        active = vl.objects.get(self.active) if self.active else None
-        vl.objects.active = active
-        if self.mode != "OBJECT" and active is not None and bpy.ops.object.mode_set.poll():
-            bpy.ops.object.mode_set(mode=self.mode)
-
-    def _restore_frames(self):
-        scene = self.scene
-        scene.frame_start, scene.frame_end = self.frame_range
-        scene.frame_set(self.frame[0], subframe=self.frame[1])

@@ -25,9 +25,11 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
-from ..core.maths import transforms as tf
-from . import bake as bake_bridge, bake_props as bake_settings, compat, preview_inputs
-from .scene_data import scene_fps
+from ...core.maths import transforms as tf
+from ..bake import bake as bake_bridge
+from ..blender import bake_settings, compat
+from . import inputs as preview_inputs
+from ..blender.scene_data import scene_fps
 
 _state = {}          # preview key -> dict(result, frames, locs, rots, skeleton, report)
 _draw_handle = []
@@ -49,7 +51,7 @@ def start(context, settings=None):
     """Simulate with the scene's bake settings (or ``settings``, a
     core.bake.BakeSettings) and begin posing; returns the BakeReport of the
     simulation. With the scene's settings the preview then follows edits
-    (bridge.preview_follow); with others it shows them until stopped."""
+    (bridge.preview.follow); with others it shows them until stopped."""
     scene = context.scene
     mm = scene.motion_matching
     ctrl = bake_bridge.controller_object(context)

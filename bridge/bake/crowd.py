@@ -8,10 +8,10 @@ and the pairs listed.
 
 import bpy
 
-from ..core.errors import MotionMatchingError
-from ..core.paths import crowd_lanes, scenario as core_scenario
+from ...core.errors import MotionMatchingError
+from ...core.paths import crowd_lanes, scenario as core_scenario
 from . import controller as controller_build
-from .scene_data import scene_fps
+from ..blender.scene_data import scene_fps
 
 COLLECTION = "Motion Matching Crowd"
 

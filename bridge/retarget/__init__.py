@@ -1,0 +1,1 @@
+"""Retargeting a take or a bake onto another character."""
