@@ -11,7 +11,7 @@ Blender, so the argument checks (:mod:`.bake_args`, :mod:`.batch_manifest`)
 load without it.
 """
 
-COMMAND = "motion_matching"
+from ..bridge.child_process import COMMAND  # noqa: E402,F401  (one spelling of the name)
 _handles = []   # what register_cli_command returned, for unregister
 
 

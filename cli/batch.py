@@ -23,7 +23,8 @@ import json
 import os
 import shutil
 
-from . import COMMAND, bake_args, batch_manifest, child
+from ..bridge.child_process import COMMAND
+from . import bake_args, batch_manifest, child
 from .bake_args import Failure
 from .batch_manifest import ManifestError
 

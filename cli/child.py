@@ -1,52 +1,11 @@
 """A command of this extension run in a Blender process of its own (the
-batch's entries): ``blender -b -c motion_matching ARGS`` with the Blender that
-runs now, so the child loads the same preferences and enabled extensions.
-
-Blender as a Python module (the bpy wheel: tests, a checkout's wrappers) has no
-Blender program to start; there the child is that Python, importing bpy with
-the same user folder (the environment is inherited), enabling this extension
-and calling the command as Blender would.
-"""
+batch's entries): the command line is :mod:`bridge.child_process`'s (the one
+Bake All's other processes use too); here it is run and waited for."""
 
 import os
 import subprocess
-import sys
 
-from . import COMMAND
-
-# The body of a bpy-module child: python -c BODY MODULE ARGS...
-_BPY_MODULE_CHILD = """\
-import os, shutil, sys
-import bpy
-module = sys.argv[1]
-code = 1
-try:
-    bpy.ops.preferences.addon_enable(module=module)
-    code = sys.modules[module + ".cli"].execute(sys.argv[2:])
-finally:
-    try:
-        bpy.ops.preferences.addon_disable(module=module)
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        # Blender removes its session folder when it quits; this process ends at once.
-        shutil.rmtree(bpy.app.tempdir, ignore_errors=True)
-        os._exit(code)
-"""
-
-
-def addon_module():
-    """The extension's module name (e.g. bl_ext.user_default.motion_matching)."""
-    return __package__.rpartition(".")[0]
-
-
-def command(argv):
-    """The command line that runs ``blender -b -c motion_matching argv``."""
-    import bpy
-
-    if bpy.app.binary_path:
-        return [bpy.app.binary_path, "-b", "-c", COMMAND, *argv]
-    return [sys.executable, "-c", _BPY_MODULE_CHILD, addon_module(), *argv]
+from ..bridge.child_process import addon_module, command   # noqa: F401  (addon_module: part of this module's use)
 
 
 def run(argv):

@@ -6,7 +6,7 @@ MM_CLI_TRACEBACK is set)."""
 import os
 import sys
 
-from . import COMMAND
+from ..bridge.child_process import COMMAND
 from .bake_args import Failure
 
 USAGE = """usage: blender -b -c motion_matching COMMAND [options]

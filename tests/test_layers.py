@@ -14,7 +14,7 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Lower number = lower layer. A module may import its own layer or lower ones.
-LAYERS = {"core": 0, "bridge": 1, "operators": 2, "panels": 3}
+LAYERS = {"core": 0, "bridge": 1, "operators": 2, "panels": 3, "cli": 3}
 TOP = 4                                   # the package's __init__ and registration: may import all
 TOP_MODULES = ("__init__", "registration")
 FORBIDDEN_IN_CORE = ("bpy", "mathutils", "gpu", "gpu_extras", "bpy_extras", "bmesh", "addon_utils")
