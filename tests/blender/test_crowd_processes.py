@@ -1,0 +1,138 @@
+"""Bake All on several processors: the pairs baked by background processes
+from a copy of the file give every character the same keys, bit for bit, as
+Bake All in one process; Esc stops the processes and keeps what finished;
+a copy that cannot be saved is refused with nothing changed."""
+
+import json
+import os
+
+import bpy
+import numpy as np
+import pytest
+
+import bl_helpers as H
+from test_bake import Event
+from test_crowd import _bake_all_stand_in, _crowd
+
+
+def _short_crowd(take_on_path, count):
+    _crowd(take_on_path, count=count, lanes=2)
+    scene = bpy.context.scene
+    scene.frame_end = scene.frame_start + 48
+    return [(p.controller.name, p.armature.name) for p in scene.motion_matching.crowd]
+
+
+def _state(pairs):
+    """What Bake All left on each character: its action's name, every F-Curve
+    recorded in order (keys, handles, groups, modes), its mm_ properties and bone
+    rotation modes; and the crowd's table."""
+    compat = H.addon_module("bridge.compat")
+    out = {}
+    for _c, name in pairs:
+        arm = bpy.data.objects[name]
+        action = arm.animation_data.action
+        out[name] = {"action": action.name, "curves": compat.record_curves(action, arm),
+                     "props": {k: arm[k] for k in arm.keys() if k.startswith("mm_")},
+                     "modes": [pb.rotation_mode for pb in arm.pose.bones]}
+    out["table"] = bpy.data.texts["Motion Matching Crowd"].as_string()
+    out["last"] = json.loads(bpy.context.scene.motion_matching.last_bake_report)
+    return out
+
+
+def _same(a, b):
+    assert a.keys() == b.keys()
+    for name in a:
+        if name in ("table", "last"):
+            continue
+        assert a[name]["action"] == b[name]["action"]
+        assert a[name]["props"] == b[name]["props"] and a[name]["modes"] == b[name]["modes"]
+        ca, cb = a[name]["curves"], b[name]["curves"]
+        assert ca.keys() == cb.keys()
+        for k in ca:
+            assert ca[k].dtype == cb[k].dtype and np.array_equal(ca[k], cb[k]), (name, k)   # bit for bit
+    for key in ("bake_seconds", "real_time_factor"):   # the clock's, not the bake's
+        a["last"].pop(key), b["last"].pop(key)
+    assert a["last"] == b["last"]
+
+
+@pytest.fixture
+def started(monkeypatch):
+    """The background process sets Bake All starts, recorded as they start."""
+    module = H.addon_module("bridge.crowd_processes")
+    out = []
+
+    class Recorded(module._Processes):
+        def __init__(self, *args):
+            super().__init__(*args)
+            out.append(self)
+
+    monkeypatch.setattr(module, "_Processes", Recorded)
+    return out
+
+
+def test_bake_all_in_two_processes_keys_as_one_process(take_on_path, tmp_path, started):
+    pairs = _short_crowd(take_on_path, count=4)
+    start = str(tmp_path / "start.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=start)
+    scene = bpy.context.scene
+    scene.motion_matching.crowd_processes = 1
+    assert bpy.ops.motion_matching.bake_all() == {"FINISHED"}
+    one = _state(pairs)
+    assert not started
+
+    bpy.ops.wm.open_mainfile(filepath=start)
+    scene = bpy.context.scene
+    scene.motion_matching.crowd_processes = 2
+    frame = scene.frame_current
+    assert bpy.ops.motion_matching.bake_all() == {"FINISHED"}
+    assert scene.frame_current == frame and bpy.data.filepath == start
+    two = _state(pairs)
+    assert len(started) == 1 and [share for _p, share in started[0].procs] == [[0, 2], [1, 3]]
+    assert all(proc.returncode == 0 for proc, _share in started[0].procs)
+    _same(one, two)
+    assert "4 of 4 characters baked" in two["table"]
+    # The table's rows, character by character, as one process writes them (its bake times aside).
+    assert [ln.split()[:2] for ln in one["table"].splitlines()] == [ln.split()[:2] for ln in two["table"].splitlines()]
+
+
+def test_esc_stops_the_processes_and_keeps_the_characters_done(take_on_path, started):
+    pairs = _short_crowd(take_on_path, count=4)
+    scene = bpy.context.scene
+    scene.motion_matching.crowd_processes = 2
+    op = _bake_all_stand_in()
+    op.slice_seconds = 0.0
+    op.begin_slices(bpy.context)
+    assert len(started) == 1 and os.path.isdir(started[0].folder)
+    for _ in range(100000):
+        assert op.modal(bpy.context, Event("TIMER")) == {"RUNNING_MODAL"}
+        if op._results:
+            break
+    done = len(op._results)
+    assert 1 <= done < 4
+    assert op.modal(bpy.context, Event("ESC")) == {"FINISHED"}
+    assert op.reports == [({"WARNING"}, "Baked %d of 4 characters; Esc stopped the rest." % done)]
+    assert all(proc.poll() is not None for proc, _share in started[0].procs)
+    assert not os.path.exists(started[0].folder)
+    names = {name for name, _r in op._results}
+    for _c, name in pairs:
+        arm = bpy.data.objects[name]
+        played = arm.animation_data.action if arm.animation_data else None
+        assert (played is not None and played.name.startswith("MM_Bake")) == (name in names)
+
+
+def test_a_copy_that_cannot_be_saved_is_refused(take_on_path, tmp_path, monkeypatch):
+    _short_crowd(take_on_path, count=3)
+    scene = bpy.context.scene
+    scene.motion_matching.crowd_processes = 2
+    bpy.ops.motion_matching.build_database()       # Bake All would otherwise rebuild it first
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("")
+    monkeypatch.setattr(H.addon_module("bridge.crowd_processes").tempfile, "mkdtemp",
+                        lambda prefix="": str(not_a_folder))
+    before = H.datablock_counts()
+    actions = set(bpy.data.actions.keys())
+    with pytest.raises(RuntimeError, match="Cannot save a copy of this file for the other processes"):
+        bpy.ops.motion_matching.bake_all()
+    assert H.datablock_counts() == before and set(bpy.data.actions.keys()) == actions
+    assert all(p.armature.animation_data is None or p.armature.animation_data.action is None
+               or not p.armature.animation_data.action.name.startswith("MM_Bake") for p in scene.motion_matching.crowd)
