@@ -28,6 +28,28 @@ def file_name(folder, index):
     return os.path.join(folder, "pair_%05d.npz" % index)
 
 
+class Claimed:
+    """The pairs numbered ``order`` (from ``pairs``), for :func:`crowd.bake_pairs`:
+    each is handed out, as the bake comes to it, only if no other process has
+    claimed it first (a file made in ``folder`` that only one process can make).
+    ``taken``: the numbers of the pairs handed out, in turn."""
+
+    def __init__(self, folder, pairs, order):
+        self.folder, self.pairs, self.order, self.taken = folder, pairs, list(order), []
+
+    def __len__(self):
+        return len(self.order)
+
+    def __iter__(self):
+        for i in self.order:
+            try:
+                os.close(os.open(os.path.join(self.folder, "claim_%05d" % i), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                continue
+            self.taken.append(i)
+            yield self.pairs[i]
+
+
 def _pose(obj):
     pbones = obj.pose.bones
     out = {}

@@ -1,8 +1,10 @@
 """Bake All on several processors: the open file saved to a temporary copy,
-its pairs dealt out to background Blender processes (``blender -b -c
-motion_matching crowd-pairs``, :mod:`.child_process`), each baking its pairs as
-one process would and writing each pair's keys to a file of its own
-(:mod:`.crowd_keys`), and those files loaded here as they come.
+background Blender processes started on it (``blender -b -c motion_matching
+crowd-pairs``, :mod:`.child_process`), and the pairs baked by them and by this
+process, each pair by whichever comes to it first (a claim file,
+:class:`.crowd_keys.Claimed`), every one as one process would bake it. The
+others write each pair's keys to a file of its own (:mod:`.crowd_keys`), loaded
+here as they come, between this process's own bakes.
 
 :func:`bake_pairs` is the generator Bake All runs instead of
 :func:`.crowd.bake_pairs`: it yields the fraction of pairs done and returns the
@@ -19,10 +21,11 @@ import time
 import bpy
 
 from ..core.errors import MotionMatchingError
-from . import bake as bake_bridge, child_process, crowd_keys, scene_data
+from . import bake as bake_bridge, child_process, crowd, crowd_keys, scene_data
 
 WORKER = "crowd-pairs"   # the internal command (cli.crowd_worker)
 POLL_SECONDS = 0.02
+END_SECONDS = 30.0       # a process whose pairs are all done is given this long to end of itself
 
 
 def machine_processors():
@@ -35,11 +38,6 @@ def process_count(asked, pairs):
     """How many processes bake ``pairs`` pairs: ``asked``, 0 for the machine's
     processors, never more than the pairs."""
     return max(1, min(asked if asked > 0 else machine_processors(), pairs))
-
-
-def deal(count, processes):
-    """Pair numbers for each process, in turn: 0, N, 2N... for the first."""
-    return [list(range(k, count, processes)) for k in range(processes)]
 
 
 def save_copy(folder):
@@ -68,9 +66,9 @@ class _Processes:
                                                 stderr=subprocess.STDOUT, env=dict(os.environ)), share))
 
     def failed(self):
-        """The sentence for a process that ended owing pairs (their files not there), or None."""
-        for (proc, share), log in zip(self.procs, self.logs):
-            if proc.poll() is None or all(os.path.exists(crowd_keys.file_name(self.folder, i)) for i in share):
+        """The sentence for a process that failed, or None."""
+        for (proc, _share), log in zip(self.procs, self.logs):
+            if proc.poll() in (None, 0):
                 continue
             log.flush()
             log.seek(0)
@@ -78,10 +76,17 @@ class _Processes:
             said = [ln for ln in lines if ln.startswith(child_process.COMMAND + ":")]
             why = (said or lines or ["status %d" % proc.returncode])[-1]
             return "Another process baking the crowd stopped before its characters were done: %s" % why
+        if all(proc.poll() is not None for proc, _share in self.procs):
+            return "The other processes baking the crowd ended before every character was done."
         return None
 
-    def stop(self):
+    def stop(self, done):
+        """End the processes: ``done``, they are ending of themselves (given
+        :data:`END_SECONDS`); else (Esc, a failure) they are told to stop now."""
+        deadline = time.perf_counter() + (END_SECONDS if done else 0.0)
         for proc, _share in self.procs:
+            while done and proc.poll() is None and time.perf_counter() < deadline:
+                time.sleep(POLL_SECONDS)
             if proc.poll() is None:
                 proc.terminate()
         for proc, _share in self.procs:
@@ -94,57 +99,77 @@ class _Processes:
             log.close()
 
 
-def bake_pairs(context, pairs, processes, results):
-    """Start baking ``pairs`` in ``processes`` background processes and return
-    the generator that loads their keys (see the module notes). The copy is
-    saved and the processes started before this returns: a MotionMatchingError
-    then has changed nothing. ``results`` gets (armature name, BakeReport) in
-    the list's order as pairs are loaded."""
-    steps = _bake_steps(context, pairs, processes, results)
+def bake_pairs(context, pairs, settings, processes, results):
+    """Start baking ``pairs`` with core ``settings`` in ``processes`` processes,
+    this one among them (:data:`BAKE_HERE`), and return the generator that bakes
+    here and loads the others' keys (see the module notes). The copy is saved and
+    the processes started before this returns: a MotionMatchingError then has
+    changed nothing. ``results`` gets (armature name, BakeReport) in the list's
+    order as pairs are done."""
+    steps = _bake_steps(context, pairs, settings, processes, results)
     next(steps)    # up to the first yield: the database checked, the copy saved, the processes started
     return steps
 
 
-def _bake_steps(context, pairs, processes, results):
+BAKE_HERE = True   # this process bakes pairs too (tests set False: only the background processes bake)
+
+
+def _bake_steps(context, pairs, settings, processes, results):
     # The database is checked (and rebuilt) once, here, as Bake All does before its first pair.
-    _database, note = bake_bridge.ensure_database(context)
+    database, note = bake_bridge.ensure_database(context)
     try:
         folder = tempfile.mkdtemp(prefix="mm_crowd_")
     except OSError as ex:
         raise MotionMatchingError("Cannot make a folder for the other processes: %s." % (ex.strerror or ex)) from None
-    run, loaded, made = None, {}, []
+    run, own, loaded, made = None, None, {}, []
     try:
         copy = save_copy(folder)
-        run = _Processes(folder, copy, deal(len(pairs), processes))
+        order = list(range(len(pairs)))
+        run = _Processes(folder, copy, [order] * (processes - 1 if BAKE_HERE else processes))
+        here = crowd_keys.Claimed(folder, pairs, order)
+        own_results = []
+        own = crowd.bake_pairs(context, here, settings, own_results, (database, "")) if BAKE_HERE else None
         yield 0.0
+        next_look = 0.0
         while len(loaded) < len(pairs):
-            ready = [i for i in range(len(pairs)) if i not in loaded and os.path.exists(crowd_keys.file_name(folder, i))]
+            if own is not None:
+                try:
+                    next(own)
+                except StopIteration:
+                    own = None
+                for i, entry in zip(here.taken, own_results):
+                    if i not in loaded:
+                        loaded[i] = (pairs[i][1].animation_data.action, entry)
+                        made.append(i)
+            ready = []
+            if own is None or time.perf_counter() >= next_look:   # between own steps, now and then
+                next_look = time.perf_counter() + POLL_SECONDS
+                ready = [i for i in order if i not in loaded and os.path.exists(crowd_keys.file_name(folder, i))]
             for i in ready:
-                loaded[i] = _load(context, pairs[i], crowd_keys.file_name(folder, i), note if i == 0 else "")
+                loaded[i] = _load(pairs[i], crowd_keys.file_name(folder, i))
                 made.append(i)
-                results[:] = [loaded[k][1] for k in sorted(loaded)]
-                yield len(loaded) / len(pairs)
-            if not ready:
+            results[:] = [loaded[k][1] for k in sorted(loaded)]
+            if own is None and not ready:
                 failed = run.failed()
                 if failed:
                     raise MotionMatchingError(failed)
                 time.sleep(POLL_SECONDS)
-                yield len(loaded) / len(pairs)
+            yield len(loaded) / len(pairs)
         return results
     finally:
+        if own is not None:
+            own.close()     # the pair under way here writes nothing
         if run is not None:
-            run.stop()
+            run.stop(done=len(loaded) == len(pairs))
         _name_in_list_order(loaded, made)
-        _last_report(context, loaded)
+        _finish_reports(context, loaded, note)
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _load(context, pair, path, note):
+def _load(pair, path):
     """Pair's keys from its file onto its armature: (action, (name, report))."""
     _ctrl, arm = pair
     action, report = crowd_keys.load(path, arm)
-    if note and not report.note:
-        report.note = note
     return action, (arm.name, report)
 
 
@@ -161,12 +186,15 @@ def _name_in_list_order(loaded, made):
         loaded[i][0].name = name
 
 
-def _last_report(context, loaded):
-    """The Bake report text and the scene's last report: the last pair's, as one process leaves them."""
+def _finish_reports(context, loaded, note):
+    """The database's note on the first pair's report, and the Bake report text
+    and the scene's last report the last pair's, as one process leaves them."""
     if not loaded:
         return
     import json
 
+    if 0 in loaded and note and not loaded[0][1][1].note:
+        loaded[0][1][1].note = note
     report = loaded[max(loaded)][1][1]
     scene_data.write_text("Motion Matching Bake", report.to_text() + "\n")
     context.scene.motion_matching.last_bake_report = json.dumps(report.to_json())

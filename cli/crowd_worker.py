@@ -4,11 +4,14 @@
 
 opens COPY (the open file saved by Bake All), bakes the crowd list's pairs
 numbered (from 0) in --pairs with the scene's bake settings, as Bake All in
-one process would (:func:`bridge.crowd.bake_pairs`), and writes each pair's
-keys to DIR as soon as it is baked (:mod:`bridge.crowd_keys`).
+one process would (:func:`bridge.crowd.bake_pairs`), each only if no other
+process claimed it first (a claim file in DIR), and writes each pair's keys to
+DIR as soon as it is baked (:mod:`bridge.crowd_keys`).
 """
 
 import argparse
+import signal
+import sys
 
 from .bake_args import Failure
 
@@ -33,6 +36,8 @@ def parse_args(argv):
 
 def main(argv):
     args = parse_args(argv)
+    # Bake All stops this process (Esc) with SIGTERM: end as on any exit, Blender's temporary folder removed.
+    signal.signal(signal.SIGTERM, lambda *_args: sys.exit(143))
     import bpy
 
     from ..bridge import bake_props, crowd, crowd_keys
@@ -48,7 +53,7 @@ def main(argv):
         every = crowd.pairs_to_bake(scene)
         if any(not 0 <= i < len(every) for i in args.pairs):
             raise Failure("--pairs names pairs the crowd list (%d) does not have." % len(every))
-        pairs = [every[i] for i in args.pairs]
+        pairs = crowd_keys.Claimed(args.keys, every, args.pairs)   # each baked by whichever process comes first
         settings = bake_props.to_core(scene.motion_matching.bake_settings)
         results = []
         saved = 0
@@ -61,7 +66,7 @@ def main(argv):
             else:
                 finished = False
             for k in range(saved, len(results)):
-                crowd_keys.save(args.keys, args.pairs[k], pairs[k][1], results[k][1])
+                crowd_keys.save(args.keys, pairs.taken[k], every[pairs.taken[k]][1], results[k][1])
             saved = len(results)
             if finished:
                 return 0

@@ -133,7 +133,7 @@ class MOTION_MATCHING_OT_bake_all(SlicedRun, bpy.types.Operator):
         self._results = []
         processes = crowd_processes.process_count(scene.motion_matching.crowd_processes, len(self._pairs))
         if processes > 1:
-            return crowd_processes.bake_pairs(context, self._pairs, processes, self._results)
+            return crowd_processes.bake_pairs(context, self._pairs, settings, processes, self._results)
         return crowd.bake_pairs(context, self._pairs, settings, self._results)
 
     def finish_work(self, context, results):

@@ -50,9 +50,8 @@ def _same(a, b):
         assert ca.keys() == cb.keys()
         for k in ca:
             assert ca[k].dtype == cb[k].dtype and np.array_equal(ca[k], cb[k]), (name, k)   # bit for bit
-    for key in ("bake_seconds", "real_time_factor"):   # the clock's, not the bake's
-        a["last"].pop(key), b["last"].pop(key)
-    assert a["last"] == b["last"]
+    clock = ("bake_seconds", "real_time_factor")   # the clock's, not the bake's
+    assert {k: v for k, v in a["last"].items() if k not in clock} == {k: v for k, v in b["last"].items() if k not in clock}
 
 
 @pytest.fixture
@@ -70,7 +69,7 @@ def started(monkeypatch):
     return out
 
 
-def test_bake_all_in_two_processes_keys_as_one_process(take_on_path, tmp_path, started):
+def test_bake_all_in_two_processes_keys_as_one_process(take_on_path, tmp_path, started, monkeypatch):
     pairs = _short_crowd(take_on_path, count=4)
     start = str(tmp_path / "start.blend")
     bpy.ops.wm.save_as_mainfile(filepath=start)
@@ -79,20 +78,24 @@ def test_bake_all_in_two_processes_keys_as_one_process(take_on_path, tmp_path, s
     assert bpy.ops.motion_matching.bake_all() == {"FINISHED"}
     one = _state(pairs)
     assert not started
-
-    bpy.ops.wm.open_mainfile(filepath=start)
-    scene = bpy.context.scene
-    scene.motion_matching.crowd_processes = 2
-    frame = scene.frame_current
-    assert bpy.ops.motion_matching.bake_all() == {"FINISHED"}
-    assert scene.frame_current == frame and bpy.data.filepath == start
-    two = _state(pairs)
-    assert len(started) == 1 and [share for _p, share in started[0].procs] == [[0, 2], [1, 3]]
-    assert all(proc.returncode == 0 for proc, _share in started[0].procs)
-    _same(one, two)
-    assert "4 of 4 characters baked" in two["table"]
-    # The table's rows, character by character, as one process writes them (its bake times aside).
-    assert [ln.split()[:2] for ln in one["table"].splitlines()] == [ln.split()[:2] for ln in two["table"].splitlines()]
+    module = H.addon_module("bridge.crowd_processes")
+    # Two background processes baking every pair, then this one and one other.
+    for here, children in ((False, 2), (True, 1)):
+        monkeypatch.setattr(module, "BAKE_HERE", here)
+        bpy.ops.wm.open_mainfile(filepath=start)
+        scene = bpy.context.scene
+        scene.motion_matching.crowd_processes = 2
+        frame = scene.frame_current
+        assert bpy.ops.motion_matching.bake_all() == {"FINISHED"}
+        assert scene.frame_current == frame and bpy.data.filepath == start
+        two = _state(pairs)
+        assert len(started[-1].procs) == children
+        assert all(proc.returncode == 0 for proc, _share in started[-1].procs)
+        assert not os.path.exists(started[-1].folder)
+        _same(one, two)
+        assert "4 of 4 characters baked" in two["table"]
+        # The table's rows, character by character, as one process writes them (its bake times aside).
+        assert [ln.split()[:2] for ln in one["table"].splitlines()] == [ln.split()[:2] for ln in two["table"].splitlines()]
 
 
 def test_esc_stops_the_processes_and_keeps_the_characters_done(take_on_path, started):
