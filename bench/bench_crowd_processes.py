@@ -7,7 +7,9 @@ Run: .venv-5.3/bin/python -m bench.bench_crowd_processes [--count 10] [--seconds
 
 Printed per side: the median wall time of Bake All (the copy saved, the other
 processes' start-up and the keys loaded back included), character-seconds baked
-per second; then the ratio, and what one background process costs before it
+per second, processor seconds of every process taking part (this one and the
+background ones) and the machine's load average (1 minute) as Bake All began;
+then the ratio, and what one background process costs before it
 bakes anything (Python, bpy, the extension, the copy opened: a crowd-pairs run
 with no pairs). Both sides must give every character the same keys (a digest
 per character over keys and handles); the bench stops with an error if not.
@@ -16,6 +18,7 @@ per character over keys and handles); the bench stops with an error if not.
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -58,11 +61,16 @@ def child(processes, count, seconds, fps):
     bpy.ops.motion_matching.build_database()            # not stale: neither side rebuilds it
     start_up = _start_up(os.path.join(folder, "start_up.blend")) if processes != 1 else None
     used = path_measure.addon("bridge.crowd_processes").process_count(processes, len(pairs))
-    t = time.perf_counter()
+    def cpu():
+        return sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+                   for f in ("ru_utime", "ru_stime"))
+
+    load = os.getloadavg()[0]
+    t, c = time.perf_counter(), cpu()
     assert bpy.ops.motion_matching.bake_all() == {"FINISHED"}
-    wall = time.perf_counter() - t
+    wall, cpu_s = time.perf_counter() - t, cpu() - c
     frames = scene.frame_end - scene.frame_start
-    out = {"processes": used, "wall": wall, "character_seconds": len(pairs) * frames / fps, "start_up": start_up,
+    out = {"processes": used, "wall": wall, "cpu": cpu_s, "load": load, "character_seconds": len(pairs) * frames / fps, "start_up": start_up,
            "digests": [_digest(arm) for _c, arm in pairs]}
     print("RESULT " + json.dumps(out), flush=True)
     addon_session.finish(blender_temp=True)
@@ -101,13 +109,14 @@ def main():
     used = runs[0][0]["processes"]
     print("%d characters, %.0f s of path each at %d fps; median of %d run(s) per side, by turns; every character's "
           "keys identical on both sides" % (args.count, args.seconds, args.fps, args.rounds))
-    print("%-40s %9s %11s" % ("side", "wall s", "char-s / s"))
+    print("%-40s %9s %9s %11s %6s" % ("side", "wall s", "cpu s", "char-s / s", "load"))
     tput = {}
     for processes, label in ((1, "Bake All, Processes 1 (this process)"),
                              (0, "Bake All, Processes 0 (%d processes)" % used)):
         wall = statistics.median(r["wall"] for r in runs[processes])
         tput[processes] = runs[processes][0]["character_seconds"] / wall
-        print("%-40s %9.1f %11.1f" % (label, wall, tput[processes]))
+        print("%-40s %9.1f %9.1f %11.1f %6.1f" % (label, wall, statistics.median(r["cpu"] for r in runs[processes]),
+                                                  tput[processes], statistics.median(r["load"] for r in runs[processes])))
     print("every processor / one: %.2fx on %d processes" % (tput[0] / tput[1], used))
     print("one background process's start-up (open the copy, bake nothing): %.1f s"
           % statistics.median(r["start_up"] for r in runs[0]))

@@ -296,11 +296,14 @@ def record_curves(action, obj):
 def replay_curves(action, obj, record):
     """Make the curves of a :func:`record_curves` dict on ``action`` (for ``obj``),
     in its order and groups, each key field written with one ``foreach_set``
-    per curve: the same keys, bit for bit."""
+    per curve: the same keys, bit for bit. A field whose keys on a curve all
+    hold what new keys get anyway (read once, from the first curve) is not
+    written again."""
     owner = _curve_owner(action, obj, create=True)
     groups = {g.name: g for g in owner.groups}
     counts = np.asarray(record["counts"], dtype=np.int64)
     ends = np.concatenate([[0], np.cumsum(counts)])
+    fresh = None     # {field: the bits a new key holds, where every new key holds the same}
     for k, (path, index, group) in enumerate(zip(record["paths"], record["indices"], record["groups"])):
         fc = owner.fcurves.new(str(path), index=int(index))
         if group:
@@ -311,5 +314,27 @@ def replay_curves(action, obj, record):
         fc.extrapolation = EXTRAPOLATION[int(record["extrapolation"][k])]
         kp = fc.keyframe_points
         kp.add(int(counts[k]))
+        if fresh is None and counts[k]:
+            fresh = _new_key_bits(kp)
         for name, width, dtype in RECORD_FIELDS:
-            kp.foreach_set(name, np.ascontiguousarray(record[name][ends[k] * width:ends[k + 1] * width], dtype=dtype))
+            values = np.ascontiguousarray(record[name][ends[k] * width:ends[k + 1] * width], dtype=dtype)
+            if fresh is not None and name in fresh and np.all(_bits(values) == fresh[name]):
+                continue
+            kp.foreach_set(name, values)
+
+
+def _bits(values):
+    return values.view(np.uint32) if values.dtype == np.float32 else values
+
+
+def _new_key_bits(kp):
+    """What the freshly added keys ``kp`` hold, per one-value field the same on every key."""
+    out = {}
+    for name, width, dtype in RECORD_FIELDS:
+        if width != 1:
+            continue
+        buf = np.empty(len(kp), dtype=dtype)
+        kp.foreach_get(name, buf)
+        if np.all(_bits(buf) == _bits(buf[:1])[0]):
+            out[name] = _bits(buf[:1])[0]
+    return out

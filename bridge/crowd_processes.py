@@ -25,7 +25,7 @@ from . import bake as bake_bridge, child_process, crowd, crowd_keys, scene_data
 
 WORKER = "crowd-pairs"   # the internal command (cli.crowd_worker)
 POLL_SECONDS = 0.02
-END_SECONDS = 30.0       # a process whose pairs are all done is given this long to end of itself
+END_SECONDS = 3.0        # with every pair done, a process is given this long to end of itself (it has nothing left)
 
 
 def machine_processors():
@@ -65,8 +65,9 @@ class _Processes:
             self.procs.append((subprocess.Popen(child_process.command(argv), stdin=subprocess.DEVNULL, stdout=log,
                                                 stderr=subprocess.STDOUT, env=dict(os.environ)), share))
 
-    def failed(self):
-        """The sentence for a process that failed, or None."""
+    def failed(self, pending):
+        """The sentence for a process that failed, or for pairs (numbers ``pending``)
+        that no process will bake; else None."""
         for (proc, _share), log in zip(self.procs, self.logs):
             if proc.poll() in (None, 0):
                 continue
@@ -76,7 +77,8 @@ class _Processes:
             said = [ln for ln in lines if ln.startswith(child_process.COMMAND + ":")]
             why = (said or lines or ["status %d" % proc.returncode])[-1]
             return "Another process baking the crowd stopped before its characters were done: %s" % why
-        if all(proc.poll() is not None for proc, _share in self.procs):
+        if all(proc.poll() is not None for proc, _share in self.procs) and not all(
+                os.path.exists(crowd_keys.file_name(self.folder, i)) for i in pending):
             return "The other processes baking the crowd ended before every character was done."
         return None
 
@@ -148,9 +150,10 @@ def _bake_steps(context, pairs, settings, processes, results):
             for i in ready:
                 loaded[i] = _load(pairs[i], crowd_keys.file_name(folder, i))
                 made.append(i)
-            results[:] = [loaded[k][1] for k in sorted(loaded)]
+            if len(results) != len(loaded):
+                results[:] = [loaded[k][1] for k in sorted(loaded)]
             if own is None and not ready:
-                failed = run.failed()
+                failed = run.failed([i for i in order if i not in loaded])
                 if failed:
                     raise MotionMatchingError(failed)
                 time.sleep(POLL_SECONDS)

@@ -139,3 +139,12 @@ def test_a_copy_that_cannot_be_saved_is_refused(take_on_path, tmp_path, monkeypa
     assert H.datablock_counts() == before and set(bpy.data.actions.keys()) == actions
     assert all(p.armature.animation_data is None or p.armature.animation_data.action is None
                or not p.armature.animation_data.action.name.startswith("MM_Bake") for p in scene.motion_matching.crowd)
+
+
+def test_the_internal_command_is_not_offered_and_refuses_in_one_line(capsys, tmp_path):
+    commands = H.addon_module("cli.commands")
+    assert "crowd-pairs" not in commands.USAGE
+    assert commands.main(["crowd-pairs", "--blend", str(tmp_path / "x.blend"), "--pairs", "0,a",
+                          "--keys", str(tmp_path)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["motion_matching: --pairs takes numbers separated by commas, not '0,a'."]
