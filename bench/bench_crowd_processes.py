@@ -3,7 +3,7 @@ crowd (bench_crowd_speed's scene: linked copies of the sample's armature, each
 on its own timed path) baked with Processes 1 and with Processes 0 (one per
 processor), by turns in one run, each side in a fresh Blender process.
 
-Run: .venv-5.3/bin/python -m bench.bench_crowd_processes [--count 10] [--seconds 25] [--fps 30] [--rounds 3]
+Run: .venv-5.3/bin/python -m bench.bench_crowd_processes [--count 10] [--seconds 25] [--fps 30] [--rounds 3] [--ceiling]
 
 Printed per side: the median wall time of Bake All (the copy saved, the other
 processes' start-up and the keys loaded back included), character-seconds baked
@@ -11,7 +11,11 @@ per second, processor seconds of every process taking part (this one and the
 background ones) and the machine's load average (1 minute) as Bake All began;
 then the ratio, and what one background process costs before it
 bakes anything (Python, bpy, the extension, the copy opened: a crowd-pairs run
-with no pairs). Both sides must give every character the same keys (a digest
+with no pairs), and the machine's ceiling: plain Python work in as many
+processes side by side against one (two logical processors that share one core
+give far less than 2x); with ``--ceiling``, the whole crowd baked with Processes 1
+in as many independent Blender processes at once, against one alone: what the
+bakes themselves gain side by side on this machine, with nothing shared. Both sides must give every character the same keys (a digest
 per character over keys and handles); the bench stops with an error if not.
 """
 
@@ -44,6 +48,24 @@ def _start_up(scene_file):
     if proc.returncode:
         sys.exit("The empty crowd-pairs run failed:\n%s%s" % (proc.stdout[-2000:], proc.stderr[-2000:]))
     return time.perf_counter() - t
+
+
+_SPIN = "x = 0\nfor i in range(20_000_000):\n    x += i\n"
+
+
+def ceiling(processes):
+    """What ``processes`` processes of plain work side by side give against one on
+    this machine (the most any number of processes could gain here): N times the
+    wall time of one alone over the wall time of N together."""
+    def wall(n):
+        t = time.perf_counter()
+        procs = [subprocess.Popen([sys.executable, "-c", _SPIN]) for _ in range(n)]
+        for proc in procs:
+            proc.wait()
+        return time.perf_counter() - t
+
+    alone = min(wall(1) for _ in range(2))
+    return processes * alone / min(wall(processes) for _ in range(2))
 
 
 def child(processes, count, seconds, fps):
@@ -94,6 +116,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=25.0, help="seconds of path per character")
     ap.add_argument("--fps", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--ceiling", action="store_true",
+                    help="also run Processes 1 in as many Blender processes at once as Processes 0 uses, against one")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child is not None:
@@ -120,6 +144,17 @@ def main():
     print("every processor / one: %.2fx on %d processes" % (tput[0] / tput[1], used))
     print("one background process's start-up (open the copy, bake nothing): %.1f s"
           % statistics.median(r["start_up"] for r in runs[0]))
+    print("this machine's ceiling: %d processes of plain Python work side by side do %.2fx the work of one"
+          % (used, ceiling(used)))
+    if args.ceiling:
+        import concurrent.futures
+
+        with concurrent.futures.ThreadPoolExecutor(used) as pool:
+            side = list(pool.map(lambda _k: _run(1, args), range(used)))
+        alone = statistics.median(r["wall"] for r in runs[1])
+        print("the same crowd baked with Processes 1 in %d Blender processes at once: %s s each (alone: %.1f s), "
+              "%.2fx the work of one" % (used, ", ".join("%.1f" % r["wall"] for r in side), alone,
+                                         used * alone / max(r["wall"] for r in side)))
 
 
 if __name__ == "__main__":

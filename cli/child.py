@@ -5,7 +5,7 @@ Bake All's other processes use too); here it is run and waited for."""
 import os
 import subprocess
 
-from ..bridge.child_process import addon_module, command   # noqa: F401  (addon_module: part of this module's use)
+from ..bridge.child_process import COMMAND, addon_module, command  # noqa: F401  (COMMAND, addon_module: for callers)
 
 
 def run(argv):
