@@ -1,10 +1,12 @@
 """Bake All on several processors: the pairs baked by background processes
 from a copy of the file give every character the same keys, bit for bit, as
 Bake All in one process; Esc stops the processes and keeps what finished;
-a copy that cannot be saved is refused with nothing changed."""
+a copy that cannot be saved, or a background process that fails, is one
+sentence."""
 
 import json
 import os
+import sys
 
 import bpy
 import numpy as np
@@ -148,3 +150,21 @@ def test_the_internal_command_is_not_offered_and_refuses_in_one_line(capsys, tmp
                           "--keys", str(tmp_path)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["motion_matching: --pairs takes numbers separated by commas, not '0,a'."]
+
+
+def test_a_failed_background_process_is_one_sentence(take_on_path, started, monkeypatch):
+    _short_crowd(take_on_path, count=3)
+    scene = bpy.context.scene
+    scene.motion_matching.crowd_processes = 2
+    bpy.ops.motion_matching.build_database()
+    module = H.addon_module("bridge.crowd_processes")
+    monkeypatch.setattr(module, "BAKE_HERE", False)
+    failing = [sys.executable, "-c", "import sys; print('motion_matching: the copy is gone.', file=sys.stderr); sys.exit(1)"]
+    monkeypatch.setattr(module.child_process, "command", lambda argv: failing)
+    actions = set(bpy.data.actions.keys())
+    with pytest.raises(RuntimeError, match="Another process baking the crowd stopped before its characters were done: "
+                                           "motion_matching: the copy is gone."):
+        bpy.ops.motion_matching.bake_all()
+    assert set(bpy.data.actions.keys()) == actions
+    assert all(proc.poll() is not None for proc, _share in started[0].procs)
+    assert not os.path.exists(started[0].folder)
