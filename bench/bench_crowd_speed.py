@@ -131,6 +131,7 @@ def child(mode, count, seconds, fps):
         for ctrl, arm in pairs:
             item = scene.motion_matching.crowd.add()
             item.controller, item.armature = ctrl, arm
+        scene.motion_matching.crowd_processes = 1    # one process (bench_crowd_processes: on every processor)
         bpy.ops.motion_matching.bake_all()
     wall, cpu = time.perf_counter() - t, time.process_time() - c
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

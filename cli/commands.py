@@ -32,7 +32,7 @@ def main(argv):
             say("give a command: bake, build or batch.")
         return 0 if argv else 1
     name, rest = argv[0], argv[1:]
-    if name not in ("bake", "build", "batch"):
+    if name not in ("bake", "build", "batch", "crowd-pairs"):   # crowd-pairs: Bake All's own, not in USAGE
         say("unknown command %r: give bake, build or batch (--help lists them)." % name)
         return 1
     try:
@@ -53,6 +53,10 @@ def main(argv):
 
 
 def _run(name, argv):
+    if name == "crowd-pairs":
+        from . import crowd_worker
+
+        return crowd_worker.main(argv)
     if name == "batch":
         from . import batch
 

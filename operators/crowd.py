@@ -4,8 +4,9 @@ to walk them, edit the list of (controller, character) pairs, and Bake All.
 - ``motion_matching.add_crowd``: from the active curve, N controllers in lanes,
   the selected armatures (then linked copies of them) as the characters.
 - ``motion_matching.crowd_add_pair`` / ``crowd_remove_pair``: the list by hand.
-- ``motion_matching.bake_all``: every pair baked in turn with the scene's bake
-  settings; progress in the status bar, Esc stops after the pairs already done.
+- ``motion_matching.bake_all``: every pair baked with the scene's bake settings,
+  in turn here or shared among background processes (the crowd's Processes);
+  progress in the status bar, Esc stops after the pairs already done.
 """
 
 import bpy
@@ -14,7 +15,7 @@ from bpy.props import FloatProperty, IntProperty
 from ..core.errors import MotionMatchingError
 from ..core.paths.crowd_lanes import Lanes
 from ..bridge.blender import bake_settings as bake_props, scene_data
-from ..bridge.bake import crowd
+from ..bridge.bake import crowd, crowd_processes
 from .sliced_run import SlicedRun
 
 _DEFAULT = Lanes()
@@ -123,12 +124,17 @@ class MOTION_MATCHING_OT_bake_all(SlicedRun, bpy.types.Operator):
 
     # The work for SlicedRun: every pair checked first (nothing changed yet), then
     # baked in turn; Esc (closing the generator) ends the pair under way unwritten.
+    # With more than one process the file is saved to a copy and the pairs are
+    # baked in background processes, loaded here as they finish; Esc stops them.
 
     def start_work(self, context):
         scene = context.scene
         self._pairs = crowd.pairs_to_bake(scene)
         settings = bake_props.to_core(scene.motion_matching.bake_settings)
         self._results = []
+        processes = crowd_processes.process_count(scene.motion_matching.crowd_processes, len(self._pairs))
+        if processes > 1:
+            return crowd_processes.bake_pairs(context, self._pairs, settings, processes, self._results)
         return crowd.bake_pairs(context, self._pairs, settings, self._results)
 
     def finish_work(self, context, results):

@@ -28,7 +28,9 @@ class MOTION_MATCHING_PT_crowd(SidebarPanel, bpy.types.Panel):
         col = row.column(align=True)
         col.operator("motion_matching.crowd_add_pair", icon="ADD", text="")
         col.operator("motion_matching.crowd_remove_pair", icon="REMOVE", text="")
-        layout.operator("motion_matching.bake_all", icon="RENDER_ANIMATION")
+        row = layout.row(align=True)
+        row.operator("motion_matching.bake_all", icon="RENDER_ANIMATION")
+        row.prop(settings, "crowd_processes")
 
 
 classes = (MOTION_MATCHING_UL_crowd, MOTION_MATCHING_PT_crowd)

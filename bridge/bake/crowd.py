@@ -120,17 +120,17 @@ def pairs_to_bake(scene):
     return out
 
 
-def bake_pairs(context, pairs, settings, results):
+def bake_pairs(context, pairs, settings, results, database=None):
     """Bake every (controller, armature) pair in turn with core ``settings``, as
     the Bake operator would one at a time: a generator yielding the fraction done,
     appending (armature name, BakeReport) to ``results`` as each pair is keyed and
     returning it. Stopped early (closed), the pairs already baked keep their keys
-    and the one under way writes nothing."""
-    from . import bake as bake_bridge, bake_job
+    and the one under way writes nothing. ``database``: (MotionDatabase, note)
+    when the caller has just checked it (bridge.bake.ensure_database)."""
+    from . import bake_job
 
     # Baking keys only the characters, never the database's inputs: its
     # staleness is checked (and a rebuild done) once, for the first pair.
-    database = None
     for i, (ctrl, arm) in enumerate(pairs):
         job = bake_job.start(context, settings, controller=ctrl.name, armature=arm.name, database=database)
         database = (job.database, "")

@@ -259,3 +259,82 @@ def read_curve(fc, fields=None):
 def read_channels(action, obj):
     """Every curve of ``action`` for ``obj``: {(data_path, index): read_curve dict}."""
     return {(fc.data_path, fc.array_index): read_curve(fc) for fc in fcurves(action, obj)}
+
+
+# ---------------------------------------------------------------------------
+# An action's curves as arrays, to carry to another file (Bake All's processes)
+
+# Every key field foreach_get reads, with its width and type (enums as numbers).
+RECORD_FIELDS = (("co", 2, np.float32), ("handle_left", 2, np.float32), ("handle_right", 2, np.float32),
+                 ("interpolation", 1, np.int8), ("easing", 1, np.int8), ("handle_left_type", 1, np.int8),
+                 ("handle_right_type", 1, np.int8), ("type", 1, np.int8), ("back", 1, np.float32),
+                 ("amplitude", 1, np.float32), ("period", 1, np.float32))
+EXTRAPOLATION = ("CONSTANT", "LINEAR")
+
+
+def record_curves(action, obj):
+    """Every F-Curve ``obj`` plays from ``action``, in order, as a dict of arrays:
+    ``paths``, ``indices``, ``groups`` ('' for none), ``extrapolation`` and
+    ``counts`` (keys per curve), and each of :data:`RECORD_FIELDS` over all the
+    keys one curve after another, read with one ``foreach_get`` per curve."""
+    curves = fcurves(action, obj)
+    counts = np.array([len(fc.keyframe_points) for fc in curves], dtype=np.int64)
+    out = {"paths": np.array([fc.data_path for fc in curves], dtype=str),
+           "indices": np.array([fc.array_index for fc in curves], dtype=np.int64),
+           "groups": np.array([fc.group.name if fc.group else "" for fc in curves], dtype=str),
+           "extrapolation": np.array([EXTRAPOLATION.index(fc.extrapolation) for fc in curves], dtype=np.int8),
+           "counts": counts}
+    ends = np.concatenate([[0], np.cumsum(counts)])
+    for name, width, dtype in RECORD_FIELDS:
+        buf = np.empty(int(ends[-1]) * width, dtype=dtype)
+        for k, fc in enumerate(curves):
+            fc.keyframe_points.foreach_get(name, buf[ends[k] * width:ends[k + 1] * width])
+        out[name] = buf
+    return out
+
+
+def replay_curves(action, obj, record):
+    """Make the curves of a :func:`record_curves` dict on ``action`` (for ``obj``),
+    in its order and groups, each key field written with one ``foreach_set``
+    per curve: the same keys, bit for bit. A field whose keys on a curve all
+    hold what new keys get anyway (read once, from the first curve) is not
+    written again."""
+    owner = _curve_owner(action, obj, create=True)
+    groups = {g.name: g for g in owner.groups}
+    counts = np.asarray(record["counts"], dtype=np.int64)
+    ends = np.concatenate([[0], np.cumsum(counts)])
+    fresh = None     # {field: the bits a new key holds, where every new key holds the same}
+    for k, (path, index, group) in enumerate(zip(record["paths"], record["indices"], record["groups"])):
+        fc = owner.fcurves.new(str(path), index=int(index))
+        if group:
+            grp = groups.get(str(group))
+            if grp is None:
+                grp = groups[str(group)] = owner.groups.new(str(group))
+            fc.group = grp
+        fc.extrapolation = EXTRAPOLATION[int(record["extrapolation"][k])]
+        kp = fc.keyframe_points
+        kp.add(int(counts[k]))
+        if fresh is None and counts[k]:
+            fresh = _new_key_bits(kp)
+        for name, width, dtype in RECORD_FIELDS:
+            values = np.ascontiguousarray(record[name][ends[k] * width:ends[k + 1] * width], dtype=dtype)
+            if fresh is not None and name in fresh and np.all(_bits(values) == fresh[name]):
+                continue
+            kp.foreach_set(name, values)
+
+
+def _bits(values):
+    return values.view(np.uint32) if values.dtype == np.float32 else values
+
+
+def _new_key_bits(kp):
+    """What the freshly added keys ``kp`` hold, per one-value field the same on every key."""
+    out = {}
+    for name, width, dtype in RECORD_FIELDS:
+        if width != 1:
+            continue
+        buf = np.empty(len(kp), dtype=dtype)
+        kp.foreach_get(name, buf)
+        if np.all(_bits(buf) == _bits(buf[:1])[0]):
+            out[name] = _bits(buf[:1])[0]
+    return out

@@ -207,6 +207,8 @@ class MOTION_MATCHING_PG_scene(bpy.types.PropertyGroup):
     retarget: PointerProperty(type=MOTION_MATCHING_PG_retarget)
     crowd: CollectionProperty(type=MOTION_MATCHING_PG_crowd_pair, description="What Bake All bakes")
     active_crowd_pair: IntProperty(name="Active Pair", default=0)
+    crowd_processes: IntProperty(name="Processes", default=0, min=0, soft_max=64,
+                                 description="Blender processes Bake All bakes in side by side; 0: one per processor")
 
 
 # The retarget and bake-settings groups (their modules' classes) are registered before these.

@@ -135,6 +135,7 @@ def _bake_all_stand_in():
 def test_esc_stops_bake_all_after_the_characters_done(take_on_path):
     obj, curve = _crowd(take_on_path, count=3, lanes=3)
     scene = bpy.context.scene
+    scene.motion_matching.crowd_processes = 1      # in this process (test_crowd_processes: in others)
     pairs = [(p.controller, p.armature) for p in scene.motion_matching.crowd]
     op = _bake_all_stand_in()
     op.slice_seconds = 0.0

@@ -1,0 +1,75 @@
+"""The internal command Bake All's other processes run (not for people):
+
+    blender -b -c motion_matching crowd-pairs --blend COPY --pairs 0,3,6 --keys DIR
+
+opens COPY (the open file saved by Bake All), bakes the crowd list's pairs
+numbered (from 0) in --pairs with the scene's bake settings, as Bake All in
+one process would (:func:`bridge.bake.crowd.bake_pairs`), each only if no other
+process claimed it first (a claim file in DIR), and writes each pair's keys to
+DIR as soon as it is baked (:mod:`bridge.crowd_keys`).
+"""
+
+import argparse
+import signal
+import sys
+
+from .bake_args import Failure
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise Failure(message[0].upper() + message[1:] + ("" if message.endswith(".") else "."))
+
+
+def parse_args(argv):
+    ap = _Parser(prog="blender -b -c motion_matching crowd-pairs", description=__doc__.splitlines()[0])
+    ap.add_argument("--blend", required=True, help="the file whose crowd is baked")
+    ap.add_argument("--pairs", required=True, help="the crowd list's pairs to bake, numbered from 0: e.g. 0,3,6")
+    ap.add_argument("--keys", required=True, metavar="DIR", help="where each pair's keys go")
+    args = ap.parse_args(argv)
+    try:
+        args.pairs = [int(p) for p in args.pairs.split(",") if p.strip()]
+    except ValueError:
+        raise Failure("--pairs takes numbers separated by commas, not %r." % args.pairs) from None
+    return args
+
+
+def main(argv):
+    args = parse_args(argv)
+    # Bake All stops this process (Esc) with SIGTERM: end as on any exit, Blender's temporary folder removed.
+    signal.signal(signal.SIGTERM, lambda *_args: sys.exit(143))
+    import bpy
+
+    from ..bridge.bake import crowd, crowd_keys
+    from ..bridge.blender import bake_settings as bake_props
+    from ..core.errors import MotionMatchingError
+
+    try:
+        bpy.ops.wm.open_mainfile(filepath=args.blend, load_ui=False)
+    except RuntimeError as ex:
+        raise Failure("Cannot open %s (%s)." % (args.blend, str(ex).strip().splitlines()[-1])) from None
+    context = bpy.context
+    scene = context.scene
+    try:
+        every = crowd.pairs_to_bake(scene)
+        if any(not 0 <= i < len(every) for i in args.pairs):
+            raise Failure("--pairs names pairs the crowd list (%d) does not have." % len(every))
+        pairs = crowd_keys.Claimed(args.keys, every, args.pairs)   # each baked by whichever process comes first
+        settings = bake_props.to_core(scene.motion_matching.bake_settings)
+        results = []
+        saved = 0
+        steps = crowd.bake_pairs(context, pairs, settings, results)
+        while True:
+            try:
+                next(steps)
+            except StopIteration:
+                finished = True
+            else:
+                finished = False
+            for k in range(saved, len(results)):
+                crowd_keys.save(args.keys, pairs.taken[k], every[pairs.taken[k]][1], results[k][1])
+            saved = len(results)
+            if finished:
+                return 0
+    except MotionMatchingError as ex:
+        raise Failure(str(ex)) from None
