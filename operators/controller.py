@@ -204,8 +204,10 @@ class MOTION_MATCHING_OT_add_scenario_controller(bpy.types.Operator):
             scene.frame_start = self.frame_start
             scene.frame_end = int(math.ceil(end))
         _make_active(context, obj)
-        self.report({"INFO"}, "%s plays %s (%.1f s) from frame %d to %d."
-                    % (obj.name, sc.name, core_scenario.duration(sc), self.frame_start, int(end)))
+        moves = len(obj.motion_matching.moves)
+        self.report({"INFO"}, "%s plays %s (%.1f s) from frame %d to %d%s."
+                    % (obj.name, sc.name, core_scenario.duration(sc), self.frame_start, int(end),
+                       ", with %d move%s along the timeline" % (moves, "" if moves == 1 else "s") if moves else ""))
         return {"FINISHED"}
 
 

@@ -108,3 +108,24 @@ def test_a_move_naming_no_tag_is_refused_with_nothing_written(tagged_scene):
         bpy.ops.motion_matching.bake()
     assert H.datablock_counts() == before and obj.animation_data.action == raw_action
     assert "Motion Matching Bake" not in bpy.data.texts
+
+
+def test_the_controllers_moves_are_saved_with_the_file(tmp_path):
+    assert bpy.ops.motion_matching.add_scenario_controller(scenario="straight_walk") == {"FINISHED"}
+    ctrl = bpy.context.active_object
+    name = ctrl.name
+    bpy.context.scene.motion_matching.controller = ctrl
+    assert bpy.ops.motion_matching.move_remove.poll() is False      # nothing to remove yet
+    for frame, query in ((90.0, "run"), (30.0, "walk")):
+        assert bpy.ops.motion_matching.move_add(use_current_frame=False, frame=frame, query=query) == {"FINISHED"}
+    with pytest.raises(RuntimeError, match="already has a move at frame 30"):
+        bpy.ops.motion_matching.move_add(use_current_frame=False, frame=30.0, query="idle")
+    path = str(tmp_path / "moves.blend")
+    assert bpy.ops.wm.save_as_mainfile(filepath=path) == {"FINISHED"}
+    assert bpy.ops.wm.open_mainfile(filepath=path) == {"FINISHED"}
+    ctrl = bpy.data.objects[name]
+    assert [(m.frame, m.query) for m in ctrl.motion_matching.moves] == [(30.0, "walk"), (90.0, "run")]
+    bpy.context.scene.motion_matching.controller = ctrl
+    ctrl.motion_matching.active_move = 0
+    assert bpy.ops.motion_matching.move_remove() == {"FINISHED"}
+    assert [(m.frame, m.query) for m in ctrl.motion_matching.moves] == [(90.0, "run")]
