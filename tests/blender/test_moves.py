@@ -129,3 +129,25 @@ def test_the_controllers_moves_are_saved_with_the_file(tmp_path):
     ctrl.motion_matching.active_move = 0
     assert bpy.ops.motion_matching.move_remove() == {"FINISHED"}
     assert [(m.frame, m.query) for m in ctrl.motion_matching.moves] == [(90.0, "run")]
+
+
+def test_the_command_line_bakes_a_scenario_files_moves(tmp_path):
+    import subprocess
+    import sys
+
+    from sample_paths import REPO
+
+    path = tmp_path / "walk_run_walk.json"
+    path.write_text(json.dumps({"points": [{"t": t, "x": 0.0, "y": y, **({"query": q} if q else {})}
+                                           for t, y, q in POINTS]}))
+    env = {k: v for k, v in os.environ.items() if k != "BLENDER_USER_RESOURCES"}
+    out = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "-m", "tools.mm_cli", "--bvh", SAMPLE_TAKE, "--scale", "0.01",
+                           "--dance-card", os.path.join(SAMPLES, "jl_mm_dance_card.toml"), "--scenario", str(path),
+                           "--fps", str(FPS), "--out", str(out)], cwd=REPO, capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads((out / "report.json").read_text())
+    assert [(m["frame"], m["query"]) for m in report["moves"]] == MOVES
+    assert all(m["share"] > 0.6 for m in report["moves"]), report["moves"]
+    assert "move at 121" in proc.stdout
