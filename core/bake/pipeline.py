@@ -151,8 +151,10 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
         sim_yaw = sim_yaw + warp      # the lower body's wanted facing: the search and the root follow it
     traj = trajectory_queries(db.spec, sim.positions, sim_yaw, fps)
     made = cache or (lambda _key, make: make())
+
     def turn():
         return made("body_turn", lambda: body_turn(skeleton, pose_locations, pose_rotations, root_quats))
+
     if moves is None:
         matcher = make_matcher(db, traj, allowed, index, settings, sim, sim_yaw, root_positions, root_quats, fps,
                                turn, playable, cache)
