@@ -4,6 +4,8 @@
   (Follow Path), at a constant speed, with speed keys, and with stops.
 - ``motion_matching.add_scenario_controller``: an Empty keyed on every frame from a
   built-in scenario or a JSON file of timed waypoints.
+- ``motion_matching.move_add`` / ``move_remove``: the controller's moves along the
+  timeline (from a frame on, the bake searches another tag query).
 
 Stops and speed keys are typed as ``frame:value`` pairs separated by commas, e.g.
 ``120:1.0, 300:2`` (stand 1 s from frame 120 and 2 s from frame 300), which is
@@ -17,9 +19,10 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, St
 
 from ..core.paths import curve_timing as core_curve_timing, scenario as core_scenario
 from ..core.paths import scenario_builtins as core_scenario_builtins
+from ..core.paths.moves import Moves
 from ..core.errors import MotionMatchingError
 from ..bridge.blender import compat
-from ..bridge.bake import controller as controller_build
+from ..bridge.bake import controller as controller_build, moves as bake_moves
 
 
 def _curve(context):
@@ -201,9 +204,79 @@ class MOTION_MATCHING_OT_add_scenario_controller(bpy.types.Operator):
             scene.frame_start = self.frame_start
             scene.frame_end = int(math.ceil(end))
         _make_active(context, obj)
-        self.report({"INFO"}, "%s plays %s (%.1f s) from frame %d to %d."
-                    % (obj.name, sc.name, core_scenario.duration(sc), self.frame_start, int(end)))
+        moves = len(obj.motion_matching.moves)
+        self.report({"INFO"}, "%s plays %s (%.1f s) from frame %d to %d%s."
+                    % (obj.name, sc.name, core_scenario.duration(sc), self.frame_start, int(end),
+                       ", with %d move%s along the timeline" % (moves, "" if moves == 1 else "s") if moves else ""))
         return {"FINISHED"}
 
 
-classes = (MOTION_MATCHING_OT_add_controller, MOTION_MATCHING_OT_add_scenario_controller)
+def _moves_controller(cls, context):
+    """The scene's controller, whose moves the operators edit; None (and the poll's message) when there is none."""
+    scene = context.scene
+    obj = scene.motion_matching.controller if scene is not None else None
+    if obj is None:
+        cls.poll_message_set("Choose a controller first (Controller and Bake panel)")
+    return obj
+
+
+class MOTION_MATCHING_OT_move_add(bpy.types.Operator):
+    """Add a move along the timeline to the controller: from this frame on, the bake searches this tag query"""
+
+    bl_idname = "motion_matching.move_add"
+    bl_label = "Add Move"
+    bl_options = {"REGISTER", "UNDO"}
+
+    frame: FloatProperty(name="Frame", description="Where the tag query starts (default: the current frame)",
+                         default=0.0, step=100, precision=1)
+    use_current_frame: BoolProperty(name="At Current Frame", default=True, options={"SKIP_SAVE"},
+                                    description="Start the move at the scene's current frame")
+    query: StringProperty(name="Tag Query", description="The tag query from that frame on; empty: back to the "
+                          "scene's Tag Query", default="")
+
+    @classmethod
+    def poll(cls, context):
+        return _moves_controller(cls, context) is not None
+
+    def execute(self, context):
+        obj = context.scene.motion_matching.controller
+        frame = float(context.scene.frame_current) if self.use_current_frame else self.frame
+        if any(m.frame == frame for m in obj.motion_matching.moves):
+            self.report({"ERROR"}, "%s already has a move at frame %g: edit that one." % (obj.name, frame))
+            return {"CANCELLED"}
+        try:
+            Moves((frame,), (self.query,))
+        except MotionMatchingError as ex:
+            self.report({"ERROR"}, str(ex))
+            return {"CANCELLED"}
+        bake_moves.add_move(obj, frame, self.query)
+        return {"FINISHED"}
+
+
+class MOTION_MATCHING_OT_move_remove(bpy.types.Operator):
+    """Remove the controller's selected move along the timeline"""
+
+    bl_idname = "motion_matching.move_remove"
+    bl_label = "Remove Move"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        obj = _moves_controller(cls, context)
+        if obj is None:
+            return False
+        mm = obj.motion_matching
+        if not 0 <= mm.active_move < len(mm.moves):
+            cls.poll_message_set("The controller has no move selected")
+            return False
+        return True
+
+    def execute(self, context):
+        mm = context.scene.motion_matching.controller.motion_matching
+        mm.moves.remove(mm.active_move)
+        mm.active_move = min(mm.active_move, max(len(mm.moves) - 1, 0))
+        return {"FINISHED"}
+
+
+classes = (MOTION_MATCHING_OT_add_controller, MOTION_MATCHING_OT_add_scenario_controller,
+           MOTION_MATCHING_OT_move_add, MOTION_MATCHING_OT_move_remove)

@@ -22,9 +22,43 @@ class MOTION_MATCHING_PT_bake(SidebarPanel, bpy.types.Panel):
         col.operator("motion_matching.add_scenario_controller", icon="EMPTY_ARROWS")
         layout.use_property_split = True
         layout.prop(settings, "controller")
+        if settings.controller is not None:
+            _draw_moves(layout, settings.controller)
         layout.prop(settings, "bake_armature")
         layout.use_property_split = False
         layout.operator("motion_matching.bake", icon="RENDER_ANIMATION")
+
+
+class MOTION_MATCHING_UL_moves(bpy.types.UIList):
+    """A controller's moves along the timeline, in frame order: frame and tag query."""
+
+    def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index=0):
+        row = layout.row(align=True)
+        row.prop(item, "frame", text="", emboss=False)
+        row.prop(item, "query", text="", emboss=False)
+
+    def filter_items(self, context, data, propname):
+        moves = getattr(data, propname)
+        order = sorted(range(len(moves)), key=lambda i: moves[i].frame)
+        new_order = [0] * len(moves)
+        for position, i in enumerate(order):
+            new_order[i] = position
+        return [], new_order
+
+
+def _draw_moves(layout, controller):
+    """The controller's moves (from a frame on, another tag query), with their add and remove buttons."""
+    box = layout.column()
+    box.use_property_split = False
+    box.label(text="Moves Along the Timeline")
+    row = box.row()
+    row.template_list("MOTION_MATCHING_UL_moves", "", controller.motion_matching, "moves",
+                      controller.motion_matching, "active_move", rows=3)
+    col = row.column(align=True)
+    col.operator("motion_matching.move_add", icon="ADD", text="")
+    col.operator("motion_matching.move_remove", icon="REMOVE", text="")
+    if not len(controller.motion_matching.moves):
+        box.label(text="None: timeline markers named 'mm: QUERY' apply", icon="MARKER")
 
 
 class _StagePanel(SidebarPanel):
@@ -136,5 +170,5 @@ class MOTION_MATCHING_PT_report(SidebarPanel, bpy.types.Panel):
             layout.label(text=w, icon="ERROR")
 
 
-classes = (MOTION_MATCHING_PT_bake, *STAGE_PANELS, MOTION_MATCHING_PT_preview, MOTION_MATCHING_PT_export,
+classes = (MOTION_MATCHING_UL_moves, MOTION_MATCHING_PT_bake, *STAGE_PANELS, MOTION_MATCHING_PT_preview, MOTION_MATCHING_PT_export,
            MOTION_MATCHING_PT_report)

@@ -139,3 +139,11 @@ def test_run_by_file_without_the_repository_on_the_path_says_how(tmp_path):
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.splitlines() == ["motion_matching: run it from the repository root as python -m tools.mm_cli, "
                                         "or use blender -b -c motion_matching bake inside Blender."]
+
+
+def test_a_scenarios_tag_queries_keep_their_points_at_another_speed(tmp_path):
+    path = tmp_path / "moves.json"
+    path.write_text('{"points": [{"t": 0, "x": 0, "y": 0, "query": "walk"}, '
+                    '{"t": 4, "x": 0, "y": -4, "query": "run"}, {"t": 8, "x": 0, "y": -16}]}')
+    faster = bake_args.load_scenario(str(path), 2.0)
+    assert faster.queries == ((0.0, "walk"), (2.0, "run"))

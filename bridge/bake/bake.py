@@ -109,7 +109,7 @@ def run(*args, progress=None, **kwargs):
 
 
 def run_steps(context, controller, armature, settings, tag_query="", frame_start=None, frame_end=None,
-              path_scale=1.0, to_bake=None, database=None, sampled=None):
+              path_scale=1.0, to_bake=None, database=None, sampled=None, moves=None):
     """Sample the controller and bake (core.job.run.bake); returns a
     :class:`BakeOutput` (no data written).
 
@@ -123,14 +123,16 @@ def run_steps(context, controller, armature, settings, tag_query="", frame_start
     what :func:`ensure_database` returned, when the caller has just called it (its
     fingerprint check reads every key of the listed actions). ``sampled``: the
     controller's (world positions, facings) on :func:`sample_frames`, when the
-    caller has sampled it already (the live preview). A generator yielding
+    caller has sampled it already (the live preview). ``moves``: the tag query
+    along the timeline (core.paths.moves.Moves, bridge.bake.moves), ``tag_query``
+    before the first; None: ``tag_query`` throughout. A generator yielding
     the fraction done; a caller may stop it early, nothing is written here."""
     t0 = time.perf_counter()
     database, note = database if database is not None else ensure_database(context)
     where = controller_path(context, controller, armature, database, frame_start, frame_end, path_scale, to_bake,
                             sampled)
     output = yield from core_run.bake(database, where.path, settings, tag_query, cache=database_cache(database),
-                                      clock=time.perf_counter, started=t0)
+                                      clock=time.perf_counter, started=t0, moves=moves)
     return with_controller(output, note, where)
 
 

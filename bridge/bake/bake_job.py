@@ -15,7 +15,7 @@ import bpy
 
 from ...core.bake.pipeline import run_to_end
 from ...core.job.run import skeleton_of
-from . import bake as bake_bridge
+from . import bake as bake_bridge, moves as bake_moves
 from ..blender import scene_data
 
 
@@ -50,7 +50,8 @@ def start(context, settings, controller="", armature="", frame_start=0, frame_en
         setup = bake_bridge.retarget_setup(context, target, scale or None, motion_database)
     steps = bake_bridge.run_steps(context, ctrl, target, settings, tag_query=query, frame_start=fs, frame_end=fe,
                                   path_scale=setup.plan.scale if setup else 1.0,
-                                  to_bake=bake_bridge.controller_matrix(setup) if setup else None, database=database)
+                                  to_bake=bake_bridge.controller_matrix(setup) if setup else None, database=database,
+                                  moves=bake_moves.controller_moves(scene, ctrl))
     return BakeJob(steps=steps, target=target, setup=setup, note=note, database=motion_database)
 
 

@@ -26,6 +26,7 @@ from ...core.errors import MotionMatchingError
 from ..blender import compat
 from ..blender.armature_data import sample_curves
 from ..blender.scene_data import scene_fps
+from .moves import store_moves
 
 USE_FACING = "motion_matching_use_facing"
 SCENARIO = "motion_matching_scenario"
@@ -76,7 +77,8 @@ def controller_from_scenario(context, scenario, fps=None, frame_start=1, name="C
     Frame ``frame_start + k`` holds the scenario at ``k / fps`` seconds (``fps``:
     the scene's rate by default). Keys are linear, so the Empty holds exactly still
     where the scenario does. With facings, ``rotation_euler`` Z is keyed (unrolled,
-    0 faces -Y) and the object is marked to use them.
+    0 faces -Y) and the object is marked to use them. The points' tag queries
+    become the controller's moves along the timeline (bridge.bake.moves).
     """
     fps = float(fps) if fps else scene_fps(context.scene)
     if not (math.isfinite(fps) and fps > 0):
@@ -105,6 +107,7 @@ def controller_from_scenario(context, scenario, fps=None, frame_start=1, name="C
         compat.write_curves(action, obj, channels, frames, values)
         obj[USE_FACING] = facing is not None
         obj[SCENARIO] = scenario.name
+        store_moves(obj, core_scenario.scenario_moves(scenario, fps, frame_start))
     except Exception:
         discard(obj)
         raise

@@ -1,10 +1,11 @@
-"""Property groups: one prefixed pointer per owner (Scene, Action, Armature).
+"""Property groups: one prefixed pointer per owner (Scene, Action, Armature, Object).
 
 ``scene.motion_matching``: the database inputs (actions, feature set, weights)
 and its state, and the bake's controller, armature and settings
 (bake_settings.py); ``action.motion_matching``: the take's frame rate and its
 tags (the dance card); ``armature.motion_matching``: root/hips bones, a T-pose
-and the bone map (retarget_props.py).
+and the bone map (retarget_props.py); ``object.motion_matching``: a
+controller's moves along the timeline (frame, tag query).
 """
 
 import bpy
@@ -133,6 +134,21 @@ class MOTION_MATCHING_PG_move(bpy.types.PropertyGroup):
     description: StringProperty(name="Description")
 
 
+class MOTION_MATCHING_PG_timeline_move(bpy.types.PropertyGroup):
+    """One move along the timeline: from this frame the bake searches the rows of this tag query."""
+
+    frame: FloatProperty(name="Frame", description="Scene frame where this tag query starts", default=1.0,
+                         step=100, precision=1)
+    query: StringProperty(name="Tag Query", default="",
+                          description="The tag query from this frame on, e.g. 'run'; empty: back to the scene's")
+
+
+class MOTION_MATCHING_PG_object(bpy.types.PropertyGroup):
+    moves: CollectionProperty(type=MOTION_MATCHING_PG_timeline_move,
+                              description="Where the bake's tag query changes while following this controller")
+    active_move: IntProperty(name="Active Move", default=0)
+
+
 class MOTION_MATCHING_PG_file_rule(bpy.types.PropertyGroup):
     """One file-name rule of the dance card: files matching a pattern get a tag on every frame."""
 
@@ -221,6 +237,8 @@ classes = (
     MOTION_MATCHING_PG_crowd_pair,
     MOTION_MATCHING_PG_feature_group,
     MOTION_MATCHING_PG_move,
+    MOTION_MATCHING_PG_timeline_move,
+    MOTION_MATCHING_PG_object,
     MOTION_MATCHING_PG_file_rule,
     MOTION_MATCHING_PG_scene,
 )
@@ -229,11 +247,12 @@ POINTERS = (
     (bpy.types.Armature, MOTION_MATCHING_PG_armature),
     (bpy.types.Action, MOTION_MATCHING_PG_action),
     (bpy.types.Scene, MOTION_MATCHING_PG_scene),
+    (bpy.types.Object, MOTION_MATCHING_PG_object),
 )
 
 
 def attach():
-    """Give Armature, Action and Scene their ``motion_matching`` pointer (after registering the classes)."""
+    """Give Armature, Action, Scene and Object their ``motion_matching`` pointer (after registering the classes)."""
     for owner, group in POINTERS:
         owner.motion_matching = PointerProperty(type=group)
 

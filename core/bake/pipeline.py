@@ -35,6 +35,7 @@ from ..maths import transforms as tf
 from .legs.apply import apply_foot_lock, toe_floor, warp_strides
 from .legs.solver import leg_points
 from .matching import body_turn, make_matcher
+from .moves_search import MovesMatcher
 from .playback import play_rows, time_warp_state
 from .resume import Trace, legs_kept, resume_from
 from .pose import forward_kinematics, inertialize, pose_root_bone, warped_pose
@@ -109,7 +110,7 @@ def bake(*args, progress=None, **kwargs):
 
 def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, controller_facing,
                settings=None, allowed=None, index=None, root_positions=None, root_quats=None,
-               toe_speeds=None, playable=None, previous=None, cache=None):
+               toe_speeds=None, playable=None, previous=None, cache=None, moves=None):
     """Run motion matching along ``controller_pos`` (S, 3), sampled every
     1/fps seconds of the database, in the armature's space.
 
@@ -128,6 +129,9 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     ``cache(key, make)`` (optional): returns ``make()``, or what it returned
     before for ``key`` with the same database, skeleton and rows' arrays (the
     tables made from the database alone are then made once).
+    ``moves`` (core.bake.moves_search.StepRows or None): the rows each step may
+    search and play on when the tag query changes over the bake (``allowed`` and
+    ``playable`` then those of the first step); None: ``allowed`` on every step.
 
     A generator: it yields the fraction done now and then (so a caller can show
     progress or stop early) and returns the :class:`BakeResult`. The stages are
@@ -147,18 +151,25 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
         sim_yaw = sim_yaw + warp      # the lower body's wanted facing: the search and the root follow it
     traj = trajectory_queries(db.spec, sim.positions, sim_yaw, fps)
     made = cache or (lambda _key, make: make())
-    matcher = make_matcher(db, traj, allowed, index, settings, sim, sim_yaw, root_positions, root_quats, fps,
-                           lambda: made("body_turn", lambda: body_turn(skeleton, pose_locations, pose_rotations,
-                                                                       root_quats)), playable, cache)
+
+    def turn():
+        return made("body_turn", lambda: body_turn(skeleton, pose_locations, pose_rotations, root_quats))
+
+    if moves is None:
+        matcher = make_matcher(db, traj, allowed, index, settings, sim, sim_yaw, root_positions, root_quats, fps,
+                               turn, playable, cache)
+    else:
+        matcher = MovesMatcher([make_matcher(db, traj, a, index, settings, sim, sim_yaw, root_positions, root_quats,
+                                             fps, turn, p, cache) for a, p in moves.rows], moves.which)
     # 2 and 4. The rows played (searches, jumps) and the root, step by step; from
     # a state the previous bake kept when only later steps' inputs changed.
     inputs = (ctrl, sim.positions, sim_yaw, sim.velocities, traj)
     root = RootMotion(db, root_positions, root_quats, settings, dt, cache)
     played = yield from play_rows(db, ctrl, sim.positions, sim_yaw, sim.velocities, matcher, root, settings, fps,
                                    time_warp_state(db, root, sim.velocities, settings, fps, cache),
-                                   resume_from(previous, settings, db, allowed, playable, inputs))
+                                   resume_from(previous, settings, db, allowed, playable, inputs, moves))
     trace = Trace(settings, db, allowed, playable, inputs, getattr(getattr(matcher, "ahead", None), "reach",
-                                                                   lambda: 0)(), played, sim)
+                                                                   lambda: 0)(), played, sim, moves=moves)
     trace.legs = {}         # what foot lock keeps, to go on from (core.bake.legs.apply)
     fade = FADE_SHARE * made("joint_turn_speeds", lambda: joint_turn_speeds(pose_rotations, next_rows(db), fps))
     played, locs, rots, root_quat, contacts, locked, lock_count, toes = _pose_and_legs(

@@ -90,6 +90,7 @@ def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps,
     # What each step reads, as Python numbers (float64 and int64 values: the same arithmetic).
     sim_xy, yaws, ctrl_xy = (np.asarray(a, dtype=np.float64).tolist() for a in (sim_pos[:, :2], sim_yaw, ctrl[:, :2]))
     nxt_of, playable, clip_of = nxt.tolist(), np.asarray(matcher.playable).tolist(), db.clip_index.tolist()
+    playable_at = getattr(matcher, "playable_at", None)     # per step, when the tag query changes over the bake
     states = []
     if resume is None:
         first = 0
@@ -113,7 +114,8 @@ def play_rows(db, ctrl, sim_pos, sim_yaw, sim_vel, matcher, root, settings, fps,
             px, py, yaw = root.advance(px, py, yaw, cur, sim_xy[s], yaws[s], rate)
             cur = nxt_of[cur] if warp is None else warp.advance(cur)
         px, py, yaw = root.clamped(px, py, yaw, ctrl_xy[s], yaws[s])
-        at_end = cur is not None and (nxt_of[cur] == cur or not playable[cur])
+        at_end = cur is not None and (nxt_of[cur] == cur or not (playable if playable_at is None
+                                                                  else playable_at[s])[cur])
         if cur is None or s - last_search >= interval or at_end \
                 or sharp_change(want_v, want_speed, vel[s], speed[s], settings):
             best, best_cost = matcher.search(s, cur, cur is not None and not at_end, (px, py, yaw))

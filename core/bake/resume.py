@@ -33,6 +33,7 @@ class Trace:
     played: object           # core.bake.playback.Played, with its kept states
     sim: object = None       # core.maths.springs.SimulatedPath (its steps are copied up to the first changed goal)
     legs: dict = None        # what foot lock kept (core.bake.legs.apply.apply_foot_lock's ``kept``)
+    moves: object = None     # core.bake.moves_search.StepRows: the rows of each step when the query changes
 
 
 def _bits(values):
@@ -77,15 +78,18 @@ def _same(a, b):
     return np.array_equal(np.asarray(a), np.asarray(b))
 
 
-def resume_from(previous, settings, db, allowed, playable, inputs):
+def resume_from(previous, settings, db, allowed, playable, inputs, moves=None):
     """(kept state, the Played it belongs to) to go on from, or None to start
     at the first step: the last state kept at or before the first step a
     changed input can reach, when ``previous`` (a :class:`Trace` or None) baked
-    the same database, settings and rows over as many steps."""
+    the same database, settings and rows over as many steps (``moves``: the
+    rows of each step, core.bake.moves_search.StepRows, or None)."""
     if previous is None or previous.db is not db or previous.settings != settings:
         return None
     if len(previous.inputs[0]) != len(inputs[0]) or not _same(previous.allowed, allowed) \
             or not _same(previous.playable, playable):
+        return None
+    if (moves is None) != (previous.moves is None) or (moves is not None and not moves.same_as(previous.moves)):
         return None
     first = first_changed(previous.inputs, inputs) - previous.reach
     kept = [state for state in previous.played.states if state.s <= first]

@@ -42,3 +42,27 @@ def playable_rows(database, query_text):
         masks = tags.tag_masks(database.tags, db.clip_offsets, db.clip_names)
         rows &= tag_query.parse_query(query_text).evaluate(masks, db.num_rows)
     return rows
+
+
+class QueryRows:
+    """:func:`bake_rows` of one database and settings, made once per distinct
+    query (its text stripped): a bake whose query changes over time (moves)
+    asks for the same query's rows again and again."""
+
+    def __init__(self, database, settings):
+        self.database, self.settings = database, settings
+        self.made = {}
+
+    def __call__(self, query_text):
+        key = (query_text or "").strip()
+        if key not in self.made:
+            self.made[key] = bake_rows(self.database, key, self.settings)
+        return self.made[key]
+
+    def selected(self, query_text):
+        """(N,) the rows ``query_text`` selects, exclusions aside (every row for an empty query)."""
+        db = self.database.matching
+        if not query_text or not query_text.strip():
+            return np.ones(db.num_rows, dtype=bool)
+        masks = tags.tag_masks(self.database.tags, db.clip_offsets, db.clip_names)
+        return tag_query.parse_query(query_text).evaluate(masks, db.num_rows)

@@ -21,6 +21,7 @@ from typing import Optional
 import numpy as np
 
 from ..database import selection
+from . import moves as bake_moves
 from ..database.search import SearchIndex
 from ..maths.resample import resample, sample_positions
 from ..measure import report as bake_report
@@ -214,7 +215,7 @@ class BakeOutput:
 
 
 def bake(database, path, settings=None, tag_query="", cache=None, clock=time.perf_counter, started=None,
-         previous=None, measure=True):
+         previous=None, measure=True, moves=None):
     """Play ``database`` (a core MotionDatabase) along ``path`` (a
     :class:`ControllerPath`) with ``settings`` (core BakeSettings, default the
     defaults), searching the rows ``tag_query`` selects (empty: every valid row).
@@ -228,6 +229,9 @@ def bake(database, path, settings=None, tag_query="", cache=None, clock=time.per
     change reaches are not searched again (core.bake.resume); the output is the same.
     ``measure``: False leaves the report out (``report`` None; the live preview
     shows poses only, and the report's measures cost as much as a resumed bake).
+    ``moves`` (core.paths.moves.Moves or None): the tag query changing along the
+    timeline, ``tag_query`` in force before the first move (every move is
+    checked first: core.job.moves.MoveError); the report then says how each went.
 
     A generator: it yields the fraction done now and then and returns a
     :class:`BakeOutput`. Refusals (BakeError, TagError) are one sentence and
@@ -237,21 +241,28 @@ def bake(database, path, settings=None, tag_query="", cache=None, clock=time.per
     settings = BakeSettings() if settings is None else settings
     path = path.checked(database)
     skeleton = cache("bake_skeleton", lambda: skeleton_of(database))
-    allowed, playable = selection.bake_rows(database, tag_query, settings)
+    if moves:
+        allowed, playable, per_step = bake_moves.step_rows(database, moves, tag_query, settings,
+                                                           step_frames(database, path.frames, path.fps))
+    else:
+        (allowed, playable), per_step = selection.bake_rows(database, tag_query, settings), None
     settings = with_take_toe_floor(settings, database)
     result = yield from pipeline.bake_steps(
         database.matching, database.poses.locations, database.poses.rotations, skeleton,
         path.positions, path.facing, settings=settings, allowed=allowed, index=search_index(database, cache),
         root_positions=database.root.positions, root_quats=database.root.quats,
         toe_speeds=cache("toe_speeds", lambda: toe_speeds(database)) if settings.foot_lock.lock_on_data else None,
-        playable=playable, previous=previous.trace if previous is not None else None, cache=cache)
+        playable=playable, previous=previous.trace if previous is not None else None, cache=cache, moves=per_step)
     frames = path.frames
     times = (frames - frames[0]) / path.fps
     x = sample_positions(times, result.dt, len(result.rows))
     locs, rots = resample(result.locations, x), resample(result.rotations, x, rotations=True)
+    searched = allowed if per_step is None else np.logical_or.reduce([a for a, _ in per_step.rows])
     report = None if not measure else bake_report.measure_bake(
-        take_of(database), skeleton, result, bake_report.BakeFrames(frames, times, path.fps, locs, rots), allowed,
+        take_of(database), skeleton, result, bake_report.BakeFrames(frames, times, path.fps, locs, rots), searched,
         path.facing if settings.strafe.enabled else None, clock() - t0, path.path_scale, cache=cache)
+    if report is not None and moves:
+        report.moves = bake_moves.moves_report(database, moves, tag_query, result, frames, times)
     return BakeOutput(result=result, frames=frames, times=times, locations=locs, rotations=rots,
                       skeleton=skeleton, settings=settings, report=report)
 

@@ -114,6 +114,9 @@ class BakeReport:
     size_ratio: Optional[float] = None
     retargeted_onto: Optional[str] = None
     per_frame: Optional[PerFrame] = None
+    # Per move along the timeline (core.job.moves.moves_report): frame, query, first_frame, last_frame,
+    # frames, share (of its frames that played rows carrying its query); None: the bake had no moves.
+    moves: Optional[list] = None
 
     def track_target(self, hips, controller):
         """Tracking measured on the rig a bake was retargeted onto: its hips
@@ -128,7 +131,7 @@ class BakeReport:
         out = {}
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name == "per_frame" or (f.name in RETARGET_FIELDS and value is None):
+            if f.name == "per_frame" or (f.name in RETARGET_FIELDS + ("moves",) and value is None):
                 continue
             out[f.name] = value
         return out
@@ -172,6 +175,7 @@ class BakeReport:
         if self.size_ratio is not None:
             lines.append("%-*s  %.3f (onto %s)" % (width, "size ratio", self.size_ratio,
                                                    self.retargeted_onto or "another rig"))
+        lines += [_move_line(width, m) for m in self.moves or ()]
         lines += ["Warning: %s" % w for w in self.warnings]
         if self.note:
             lines.append(self.note)
@@ -196,6 +200,13 @@ class BakeReport:
         out += [("Frame %d: cost %.2f" % (w["frame"], w["cost"]), "ERROR") for w in self.worst_moments]
         out.append(("Baked in %.2f s (%.0fx real time)" % (self.bake_seconds, self.real_time_factor), "NONE"))
         return out
+
+
+def _move_line(width, move):
+    """The report table's line of one move along the timeline."""
+    where = ("frames %d-%d, %.0f%% on its tags" % (move["first_frame"], move["last_frame"], 100 * move["share"])
+             if move["share"] is not None else "not within the frames baked")
+    return "%-*s  %s" % (width, "move at %g" % move["frame"], "'%s': %s" % (move["query"] or "all", where))
 
 
 def _num(fmt, value):

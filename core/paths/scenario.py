@@ -27,8 +27,12 @@ two points moves at constant speed.
 JSON files (:func:`load_scenario`)::
 
     {"name": "optional", "description": "optional",
-     "points": [{"t": 0.0, "x": 0.0, "y": 0.0},
-                {"t": 2.0, "x": 0.0, "y": -2.4, "facing": 0.0}, ...]}
+     "points": [{"t": 0.0, "x": 0.0, "y": 0.0, "query": "walk"},
+                {"t": 2.0, "x": 0.0, "y": -2.4, "facing": 0.0, "query": "run"}, ...]}
+
+A point's ``query`` (optional) is a tag query in force from that point's time
+until a later point names another; ``""`` goes back to the scene's Tag Query
+(moves along the timeline, :mod:`.moves`).
 
 The built-in scenarios are in :mod:`.scenario_builtins`; the offset along a
 curve over frames for the curve controller in :mod:`.curve_timing`.
@@ -43,7 +47,10 @@ import numpy as np
 from ..errors import MotionMatchingError
 from ..io import text_input
 from ..io.text_input import short_repr
+from ..database.query import parse_query
+from ..database.tags import TagError
 from ..maths.facing import facing_to_yaw, yaw_to_facing
+from .moves import moves_of_times
 
 
 class ScenarioError(MotionMatchingError):
@@ -69,7 +76,7 @@ class Scenario:
     negative and times strictly increasing.
     """
 
-    def __init__(self, points, name="scenario"):
+    def __init__(self, points, name="scenario", queries=()):
         self.name = str(name)
         pts = []
         for i, p in enumerate(points):
@@ -111,6 +118,7 @@ class Scenario:
         self.times = np.array([p[0] for p in pts])
         self.xy = np.array([[p[1], p[2]] for p in pts])
         self.has_facing = any(p[3] is not None for p in pts)
+        self.queries = _checked_queries(queries, self.times)
         self._slopes = _monotone_slopes(self.times, self.xy)
         if self.has_facing:
             self._yaws = _point_yaws(self)[:, None]
@@ -118,6 +126,29 @@ class Scenario:
 
     def __repr__(self):
         return "Scenario(%r, %d points, %.2f s)" % (self.name, len(self.points), duration(self))
+
+
+def _checked_queries(queries, times):
+    """((t, query text), ...) of the points that carry a tag query: ``queries``
+    are (point index, text) pairs; the query's syntax is checked here, its tags
+    when a bake reads it."""
+    out = []
+    for i, text in queries:
+        if not isinstance(text, str):
+            raise ScenarioError("Point %d: query must be a tag query in quotes (got %s)." % (i, short_repr(text)))
+        if text.strip():
+            try:
+                parse_query(text)
+            except TagError as ex:
+                raise ScenarioError("Point %d: %s" % (i, ex)) from None
+        out.append((float(times[i]), text.strip()))
+    return tuple(out)
+
+
+def scenario_moves(scenario, fps, frame_start=1):
+    """The :class:`.moves.Moves` of the scenario's points that carry a query, on a
+    controller whose frame ``frame_start`` holds t = 0 at ``fps``."""
+    return moves_of_times([t for t, _ in scenario.queries], [q for _, q in scenario.queries], fps, frame_start)
 
 
 def _number(v, index, key):
@@ -253,7 +284,7 @@ def velocity(scenario, times):
 # ----------------------------------------------------------------------------
 # JSON files
 
-_POINT_KEYS = ("t", "x", "y", "facing")
+_POINT_KEYS = ("t", "x", "y", "facing", "query")
 _FILE_KEYS = ("points", "name", "description")
 
 
@@ -279,22 +310,26 @@ def scenario_from_dict(data, name="scenario"):
             raise ScenarioError('Point %d must be an object like {"t": 0, "x": 0, "y": 0}.' % i)
         unknown = sorted(set(p) - set(_POINT_KEYS))
         if unknown:
-            raise ScenarioError("Point %d has an unknown key %s; expected t, x, y and optionally facing."
+            raise ScenarioError("Point %d has an unknown key %s; expected t, x, y and optionally facing and query."
                                 % (i, short_repr(unknown[0])))
         missing = [k for k in ("t", "x", "y") if k not in p]
         if missing:
             raise ScenarioError("Point %d has no %r." % (i, missing[0]))
         rows.append((p["t"], p["x"], p["y"], p.get("facing")))
-    return Scenario(rows, name)
+    queries = [(i, p["query"]) for i, p in enumerate(points) if "query" in p]
+    return Scenario(rows, name, queries)
 
 
 def scenario_to_dict(scenario):
     """The JSON form of a scenario (what :func:`load_scenario` reads)."""
     points = []
+    queries = dict(scenario.queries)
     for t, x, y, f in scenario.points:
         p = {"t": t, "x": x, "y": y}
         if f is not None:
             p["facing"] = f
+        if t in queries:
+            p["query"] = queries[t]
         points.append(p)
     return {"name": scenario.name, "points": points}
 

@@ -300,3 +300,27 @@ def test_parse_pairs():
     for bad in ("120", "a:1", "1:2:3", "1:inf"):
         with pytest.raises(ScenarioError, match="frame:value"):
             curve_timing.parse_pairs(bad)
+
+
+def test_a_points_query_goes_through_a_file_and_back(tmp_path):
+    data = {"name": "walk_run_walk", "points": [
+        {"t": 0.0, "x": 0.0, "y": 0.0, "query": "walk"},
+        {"t": 3.0, "x": 0.0, "y": -4.0, "query": "run and not stop"},
+        {"t": 6.0, "x": 0.0, "y": -16.0},
+        {"t": 8.0, "x": 0.0, "y": -18.0, "query": ""}]}
+    sc = S.scenario_from_dict(data)
+    assert sc.queries == ((0.0, "walk"), (3.0, "run and not stop"), (8.0, ""))
+    path = tmp_path / "moves.json"
+    S.save_scenario(sc, str(path))
+    again = S.load_scenario(str(path))
+    assert again.queries == sc.queries and S.scenario_to_dict(again) == S.scenario_to_dict(sc)
+    assert "query" not in S.scenario_to_dict(again)["points"][2]
+    moves = S.scenario_moves(again, fps=24, frame_start=11)
+    assert moves.frames == (11.0, 83.0, 203.0) and moves.queries == ("walk", "run and not stop", "")
+
+
+@pytest.mark.parametrize("query, said", [(3, "query must be a tag query"), ("walk and", "expected a tag name")])
+def test_a_bad_query_in_a_scenario_names_its_point(query, said):
+    data = {"points": [{"t": 0, "x": 0, "y": 0}, {"t": 1, "x": 0, "y": 1, "query": query}]}
+    with pytest.raises(ScenarioError, match="Point 1: .*" + said):
+        S.scenario_from_dict(data)
