@@ -28,7 +28,7 @@ from bpy.app.handlers import persistent
 from ...core.maths import transforms as tf
 from ..bake import bake as bake_bridge
 from ..blender import bake_settings, compat
-from . import inputs as preview_inputs
+from . import character, inputs as preview_inputs
 from ..blender.scene_data import scene_fps
 
 _state = {}          # preview key -> dict(result, frames, locs, rots, skeleton, report)
@@ -61,20 +61,24 @@ def start(context, settings=None):
     try:
         head = preview_inputs.head(scene)
         database = bake_bridge.ensure_database(context)
+        posing = character.posing_for(context, armature, database[0])     # None: the database skeleton
         sampled = bake_bridge.sample_controller(
             context, ctrl, bake_bridge.sample_frames(scene, database[0])[1])
         output = bake_bridge.run(context, ctrl, armature, settings or bake_settings.to_core(mm.bake_settings),
-                                 tag_query=mm.tag_query, database=database, sampled=sampled)
+                                 tag_query=mm.tag_query, database=database, sampled=sampled,
+                                 **character.path_options(posing))
     finally:
         scene.frame_set(frame)
-    bake_bridge.check_skeleton(armature, output.skeleton)
+    if posing is None:
+        bake_bridge.check_skeleton(armature, output.skeleton)
+    posed = character.posed(output, posing, scene_fps(scene))
     # Rebuilding the database first changes its hash: digest the inputs as simulated.
     if database[1]:
         head = preview_inputs.head(scene)
     inputs = (head, preview_inputs.path_digest(sampled)) if follows else None
     key = uuid.uuid4().hex
-    _state[key] = _simulation_of(output, inputs)
-    _take_armature(mm, armature, output.skeleton)
+    _state[key] = _simulation_of(output, inputs, posed)
+    _take_armature(mm, armature, _quaternion_bones(output, posed), posed is not None)
     mm.preview_key = key
     mm.preview_active = True
     apply(scene)
@@ -82,35 +86,48 @@ def start(context, settings=None):
     return output.report
 
 
-def _simulation_of(output, inputs):
+def _simulation_of(output, inputs, posed=None):
+    """The state kept for a simulation; ``posed``: bridge.preview.character.posed
+    (a character's pose per frame), None for the database skeleton."""
     return dict(result=output.result, frames=output.frames, locs=output.locations, rots=output.rotations,
-                skeleton=output.skeleton, inputs=inputs)
+                skeleton=output.skeleton, inputs=inputs, posed=posed)
 
 
-def _take_armature(mm, armature, skeleton):
-    """Set the armature's action and rotation modes aside (for Stop) and pose it in quaternions."""
+def _quaternion_bones(output, posed):
+    """The bones posed in quaternions: the skeleton's, or those Bake keys on a character."""
+    return output.skeleton.names if posed is None else posed["keyed"]
+
+
+def _take_armature(mm, armature, names, at_rest=False):
+    """Set the armature's action and rotation modes aside (for Stop) and pose the
+    bones ``names`` in quaternions (``at_rest``: the other channels at rest, as
+    Bake leaves a character)."""
     ad = armature.animation_data or armature.animation_data_create()
     mm.preview_armature = armature
     mm.preview_action = ad.action
     mm.preview_modes = json.dumps({pb.name: pb.rotation_mode for pb in armature.pose.bones})
     ad.action = None
-    for name in skeleton.names:
+    for name in names:
         armature.pose.bones[name].rotation_mode = "QUATERNION"
+    if at_rest:
+        character.at_rest(armature)
 
 
-def replace(scene, output, inputs, armature):
+def replace(scene, output, inputs, armature, posed=None):
     """Show a new simulation of the same preview (made from ``inputs``, see
-    :func:`inputs_of`) on ``armature``: when the armature chosen changed, the
-    previous one gets its action back and the new one's is set aside."""
+    :func:`inputs_of`; ``posed``: see :func:`_simulation_of`) on ``armature``:
+    when the armature chosen changed, the previous one gets its action back
+    and the new one's is set aside."""
     mm = scene.motion_matching
     key = mm.preview_key
+    names = _quaternion_bones(output, posed)
     if armature != mm.preview_armature:
         _give_back(mm)
-        _take_armature(mm, armature, output.skeleton)
+        _take_armature(mm, armature, names, posed is not None)
     else:
-        for name in output.skeleton.names:
+        for name in names:
             armature.pose.bones[name].rotation_mode = "QUATERNION"
-    _state[key] = _simulation_of(output, inputs)
+    _state[key] = _simulation_of(output, inputs, posed)
     apply(scene)
 
 
@@ -163,9 +180,13 @@ def pose_at(scene, frame):
     """(locations (J, 3), quaternions (J, 4)) of the previewed pose on ``frame``,
     exactly as the bake keys it on whole frames (blended between steps)."""
     st = _simulation(scene)
-    frames = st["frames"]
-    i = int(np.clip(np.rint(frame - frames[0]), 0, len(frames) - 1))
+    i = _frame_index(st, frame)
     return st["locs"][i], st["rots"][i]
+
+
+def _frame_index(st, frame):
+    frames = st["frames"]
+    return int(np.clip(np.rint(frame - frames[0]), 0, len(frames) - 1))
 
 
 def apply(scene):
@@ -174,6 +195,10 @@ def apply(scene):
         return
     armature = scene.motion_matching.preview_armature
     if armature is None:
+        return
+    posed = st.get("posed")
+    if posed is not None:
+        character.apply(armature, posed, _frame_index(st, scene.frame_current))
         return
     locs, rots = pose_at(scene, scene.frame_current)
     bones = armature.pose.bones
@@ -225,7 +250,11 @@ def overlay_lines(scene, horizon_s=1.0):
         return None
     res = st["result"]
     arm = scene.motion_matching.preview_armature
-    mw = np.asarray(arm.matrix_world, dtype=np.float64) if arm else np.eye(4)
+    posed = st.get("posed")
+    if posed is not None:       # a character: the space Bake walks the database skeleton in
+        mw = posed["to_world"]
+    else:
+        mw = np.asarray(arm.matrix_world, dtype=np.float64) if arm else np.eye(4)
     frames = st["frames"]
     fps = scene_fps(scene)
     t = (scene.frame_current - frames[0]) / fps
