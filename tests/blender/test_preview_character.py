@@ -123,3 +123,19 @@ def test_preview_refuses_a_rig_it_cannot_map_in_one_sentence(take_on_path):
     # The database skeleton itself is still previewed.
     scene.motion_matching.bake_armature = source
     assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
+
+
+def test_choosing_a_character_while_previewing_the_skeleton(tmp_path, take_on_path):
+    """The preview follows the Bake armature from the database skeleton to a
+    character: the skeleton gets its action back, the character is posed as Bake keys it."""
+    source, ctrl = take_on_path(fps=24)
+    scene = bpy.context.scene
+    scene.frame_end = 200
+    take = source.animation_data.action
+    hero = _character(tmp_path, "glb")
+    assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
+    assert source.animation_data.action is None
+    scene.motion_matching.bake_armature = hero
+    _followed(scene)
+    assert scene.motion_matching.preview_armature == hero and source.animation_data.action == take
+    _same(_poses(hero), _baked(hero))
