@@ -11,12 +11,19 @@ meshes: it is kept by the digest of what it reads
 (bridge.preview.inputs.retarget_digest) and made again only when that changes.
 """
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from ...core.job.run import skeleton_of
 from ..bake import bake as bake_bridge
-from ..retarget import meshes
+from ..retarget import meshes, rigify
 from . import inputs as preview_inputs
+
+# The key, among the rotation modes the preview sets aside, of the Rigify IK/FK
+# switches it turned to FK ({bone: the value before}), given back on Stop: longer
+# than a bone's name can be (63 bytes), so no bone has it.
+FK_SWITCHES = "Rigify IK/FK switches the motion matching preview turned to FK, with their values before"
 
 _setups = {}        # retarget digest -> Posing (the last few)
 KEPT = 4
@@ -97,6 +104,22 @@ def at_rest(armature):
     for prop, rest in (("rotation_euler", (0.0, 0.0, 0.0)), ("rotation_axis_angle", (0.0, 0.0, 1.0, 0.0)),
                        ("scale", (1.0, 1.0, 1.0))):
         bones.foreach_set(prop, np.tile(np.asarray(rest, dtype=np.float32), count))
+
+
+def to_fk(armature, keyed):
+    """Turn the Rigify limbs whose FK controls ``keyed`` (bone names) are keyed
+    to FK, as Bake does (bridge.retarget.rigify); returns {bone: the switch's value before}."""
+    backup = SimpleNamespace(props=[])
+    rigify.switch_to_fk(armature, keyed, backup)
+    return {bone: value for bone, _prop, value in backup.props}
+
+
+def give_back_fk(armature, switches):
+    """Put back the IK/FK switches :func:`to_fk` turned."""
+    bones = armature.pose.bones
+    for bone, value in (switches.items() if isinstance(switches, dict) else ()):
+        if bone in bones and isinstance(value, (int, float)):
+            bones[bone]["IK_FK"] = value
 
 
 def apply(armature, posed, i):

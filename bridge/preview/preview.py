@@ -105,12 +105,14 @@ def _take_armature(mm, armature, names, at_rest=False):
     ad = armature.animation_data or armature.animation_data_create()
     mm.preview_armature = armature
     mm.preview_action = ad.action
-    mm.preview_modes = json.dumps({pb.name: pb.rotation_mode for pb in armature.pose.bones})
+    modes = {pb.name: pb.rotation_mode for pb in armature.pose.bones}
     ad.action = None
     for name in names:
         armature.pose.bones[name].rotation_mode = "QUATERNION"
     if at_rest:
         character.at_rest(armature)
+        modes[character.FK_SWITCHES] = character.to_fk(armature, names)
+    mm.preview_modes = json.dumps(modes)
 
 
 def replace(scene, output, inputs, armature, posed=None):
@@ -158,6 +160,8 @@ def _give_back(mm):
                     bones[name].rotation_mode = mode
                 except TypeError:   # not a rotation mode (a hand-edited file): leave the bone as it is
                     pass
+        if isinstance(modes, dict):
+            character.give_back_fk(armature, modes.get(character.FK_SWITCHES))
         if action is not None:
             compat.assign_action(armature, action)
     mm.preview_armature = None

@@ -139,3 +139,44 @@ def test_choosing_a_character_while_previewing_the_skeleton(tmp_path, take_on_pa
     _followed(scene)
     assert scene.motion_matching.preview_armature == hero and source.animation_data.action == take
     _same(_poses(hero), _baked(hero))
+
+
+@pytest.fixture
+def rigify():
+    import addon_utils
+
+    was = "rigify" in bpy.context.preferences.addons
+    addon_utils.enable("rigify", default_set=True)
+    yield
+    if not was:
+        addon_utils.disable("rigify", default_set=True)
+
+
+def test_preview_on_a_generated_rigify_rig_keys_its_fk_controls(rigify, take_on_path):
+    """A generated Rigify rig mapped to its FK controls: the preview turns the
+    limbs to FK as Bake does (and back on Stop) and shows what Bake keys."""
+    from sample_paths import SAMPLE_TPOSE
+
+    source, ctrl = take_on_path(fps=24)
+    scene = bpy.context.scene
+    scene.frame_end = 200
+    bpy.context.view_layer.objects.active = source
+    assert bpy.ops.motion_matching.load_tpose(filepath=SAMPLE_TPOSE, global_scale=0.01) == {"FINISHED"}
+    bpy.ops.object.select_all(action="DESELECT")
+    bpy.ops.object.armature_human_metarig_add()
+    meta = bpy.context.active_object
+    bpy.ops.pose.rigify_generate()
+    rig = bpy.context.active_object
+    assert rig != meta and "upper_arm_fk.L" in rig.pose.bones
+    assert bpy.ops.motion_matching.auto_map_bones(prefer="FK") == {"FINISHED"}
+    assert bpy.ops.motion_matching.make_tpose() == {"FINISHED"}
+    switch = rig.pose.bones["upper_arm_parent.L"]
+    before = switch["IK_FK"]
+    scene.motion_matching.bake_armature = rig
+    assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
+    assert switch["IK_FK"] == 1.0
+    shown = _poses(rig)
+    assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
+    assert switch["IK_FK"] == before
+    assert bpy.ops.motion_matching.bake() == {"FINISHED"}
+    _same(shown, _poses(rig))
