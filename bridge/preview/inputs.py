@@ -1,7 +1,8 @@
 """What the live preview's simulation was made from, as digests it can compare.
 
 A simulation depends on the scene's bake settings, the tag query, the stored
-database (its SHA-1), the armature chosen and its world matrix, the frame
+database (its SHA-1), the armature chosen and its world matrix (and what a
+retarget onto it reads: :func:`retarget_digest`), the frame
 range and rate, and the controller's path as the bake samples it. The path is
 compared as sampled (so any way of moving the controller counts: keys,
 constraints, the curve it follows, parents); sampling is cheap when the

@@ -6,9 +6,12 @@ the scene's bake settings (the ones the Bake button uses), and keeps the result
 in memory; a frame-change handler then sets each pose bone's channels from it,
 so scrubbing backwards shows exactly what playing forward shows. The armature's
 action is set aside while previewing (an action would override the pose) and
-given back when preview is turned off. A viewport overlay draws the controller's wanted future path, the matched path from the
-database, and foot contacts and locks; it does nothing in background mode and
-never raises.
+given back when preview is turned off. On a character chosen as the Bake
+armature (not the database skeleton) the simulation is Bake's for that rig and
+each frame sets the character's pose bones in bulk (bridge.preview.character).
+A viewport overlay draws the controller's wanted future path, the matched path
+from the database, and foot contacts and locks; it does nothing in background
+mode and never raises.
 
 What was set aside lives in the scene's settings as ID pointers (armature,
 action) plus the bones' rotation modes, so it is saved with the file and
