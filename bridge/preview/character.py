@@ -62,6 +62,11 @@ def posing_for(context, armature, database):
     return posing
 
 
+def forget():
+    """Drop the kept set-ups (another file is opened)."""
+    _setups.clear()
+
+
 def path_options(posing):
     return {} if posing is None else posing.path_options()
 

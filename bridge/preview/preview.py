@@ -230,8 +230,9 @@ def on_frame_change(scene, depsgraph=None):
 
 @persistent
 def on_load(*_args):
-    # Cached simulations belong to the file that made them.
+    # Cached simulations and retarget set-ups belong to the file that made them.
     _state.clear()
+    character.forget()
     _remove_overlay()
 
 
