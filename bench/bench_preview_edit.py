@@ -1,8 +1,11 @@
 """Live preview: time from an edit to the updated pose at the current frame.
 
-Run: .venv-4.2/bin/python -m bench.bench_preview_edit [--repeat 3]
+Run: .venv-4.2/bin/python -m bench.bench_preview_edit [--repeat 3] [--rows showcase 60s character]
 The scene is bench_bake's (sample take, 60 fps, default settings); paths: the
-showcase (14.5 s) and the 60 s bench path, both keyed scenario controllers. An
+showcase (14.5 s) and the 60 s bench path, both keyed scenario controllers,
+previewed on the database skeleton, and the showcase previewed on the demo's
+character (tools.rigs' "Hero" through Blender's glTF importer, retargeted and
+its feet planted again as Bake does it). An
 edit moves the controller's keys 0.3 m sideways over the path's last second
 ("end") or its first second ("start"); the clock runs from the edit through one
 frame change (the preview's check) and the timer's slices (called here the way
@@ -22,7 +25,9 @@ if not __package__:
     sys.exit("Run from the repository root as: python -m bench.bench_preview_edit")
 
 from bench.bench_bake import SAMPLE, long_path  # noqa: E402
-from tools import addon_session  # noqa: E402
+from tools import addon_session, rig_file, rigs  # noqa: E402
+
+ROWS = ("showcase", "60s", "character")
 
 
 def shift_keys(ctrl, compat, frame_from, frame_to, dy):
@@ -66,6 +71,7 @@ def edit_to_pose(scene, follow, edit):
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS), help="which paths to time")
     args = ap.parse_args()
     addon_session.start()
     import bpy
@@ -85,12 +91,16 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "long.json")
         long_path(path)
-        for label, kw in (("showcase 14.5 s", dict(scenario="showcase")),
-                          ("60 s path", dict(scenario="FILE", filepath=path))):
+        cases = {"showcase": ("showcase 14.5 s", dict(scenario="showcase"), obj),
+                 "60s": ("60 s path", dict(scenario="FILE", filepath=path), obj)}
+        if "character" in args.rows:
+            hero = rigs.import_gltf(rig_file.write("glb", tmp, "Hero"))[0]
+            cases["character"] = ("showcase on Hero", dict(scenario="showcase"), hero)
+        for label, kw, armature in (cases[r] for r in ROWS if r in args.rows):
             bpy.ops.motion_matching.add_scenario_controller(update_scene_range=True, **kw)
             ctrl = bpy.context.active_object
             scene.motion_matching.controller = ctrl
-            scene.motion_matching.bake_armature = obj
+            scene.motion_matching.bake_armature = armature
             t = time.perf_counter()
             bpy.ops.motion_matching.toggle_preview()
             start_s = time.perf_counter() - t

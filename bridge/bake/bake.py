@@ -274,22 +274,34 @@ def target_world_joints(setup, result):
     return retarget_bridge.world_joints(setup, result)
 
 
+def retarget_frames(setup, output, fps, toe_above_soles):
+    """The frames of the :class:`BakeOutput` retargeted through ``setup``
+    (core.retarget, the T-pose correspondence) and their feet planted again on
+    the target's own legs (core.job.replant) at ``fps`` scene frames per
+    second; ``toe_above_soles``: bridge.retarget.meshes.toe_above_soles of the
+    target. Reads no Blender data (the live preview runs it on a thread).
+    Returns (core.retarget.frames.Result with the planted keys, core_replant.Replanted)."""
+    from ..retarget import retarget as retarget_bridge
+
+    pose = core_bake.forward_kinematics(output.skeleton, output.locations, output.rotations)
+    result = retarget_bridge.retarget_pose(setup, pose)
+    contact, root_yaw = core_replant.frame_contacts(output.result, output.times)
+    planted = core_replant.replant_feet(setup.plan, setup.target, setup.target_map, result, contact, root_yaw,
+                                        fps, output.settings, toe_above_soles=toe_above_soles)
+    result.rotations, result.locations = planted.rotations, planted.locations
+    return result, planted
+
+
 def write_retargeted(context, target, output, setup, name="MM_Bake"):
     """Retarget the baked frames of the :class:`BakeOutput` onto ``target``
     (core.retarget through the T-pose correspondence), enforce the database's
     foot contacts again on the target's own legs (core.job.replant: foot lock +
     two-joint IK, the hips on a skinned mesh's soles), and key the result with
     the per-frame figures. Returns (action, warnings)."""
-    from ..retarget import meshes, retarget as retarget_bridge, write as retarget_write
+    from ..retarget import meshes, write as retarget_write
 
     frames, report = output.frames, output.report
-    pose = core_bake.forward_kinematics(output.skeleton, output.locations, output.rotations)
-    result = retarget_bridge.retarget_pose(setup, pose)
-    per = report.per_frame
-    planted = core_replant.replant_feet(setup.plan, setup.target, setup.target_map, result, per.contact,
-                                        per.root_yaw, report.fps, output.settings,
-                                        toe_above_soles=meshes.toe_above_soles(target, setup))
-    result.rotations, result.locations = planted.rotations, planted.locations
+    result, planted = retarget_frames(setup, output, report.fps, meshes.toe_above_soles(target, setup))
     if planted.foot_locks is not None:
         report.target_foot_locks = planted.foot_locks
     if planted.sole_shift is not None:

@@ -34,7 +34,8 @@ from ...core.errors import MotionMatchingError
 from ..bake import bake as bake_bridge
 from ..blender import bake_settings
 from ..database import store as database_store
-from . import preview, inputs as preview_inputs
+from ..blender.scene_data import scene_fps
+from . import character, preview, inputs as preview_inputs
 
 SLICE_S = 0.05          # seconds a timer call works before giving Blender back
 WAIT_S = 0.02           # seconds between looks at a simulation running on its thread
@@ -130,13 +131,17 @@ def _refresh(scene):
     ctrl = bake_bridge.controller_object(context)
     armature = bake_bridge.bake_target(context)
     database = database_store.load(scene)
-    where = bake_bridge.controller_path(context, ctrl, armature, database, sampled=sampled)
+    posing = character.posing_for(context, armature, database)      # None: the database skeleton
+    where = bake_bridge.controller_path(context, ctrl, armature, database, sampled=sampled,
+                                        **character.path_options(posing))
     settings = bake_settings.to_core(mm.bake_settings)
     cache = bake_bridge.database_cache(database)
     bake_bridge.search_index(database)      # made here: the cache is the main thread's
     shown = preview.simulation_result(scene)     # searched again only from the first step the edit reaches
-    simulation = _Simulation(core_run.bake(database, where.path, settings, mm.tag_query, cache=cache,
-                                           previous=shown, measure=False))     # poses only: no report shown
+    steps = core_run.bake(database, where.path, settings, mm.tag_query, cache=cache, previous=shown,
+                          measure=False)     # poses only: no report shown
+    # A character's retarget and replanting run on the simulation's thread too.
+    simulation = _Simulation(character.posed_steps(steps, posing, scene_fps(scene)))
     frames = where.frames
     try:
         while simulation.thread.is_alive():
@@ -146,9 +151,11 @@ def _refresh(scene):
         simulation.cancel = True
     if simulation.error is not None:
         raise simulation.error
-    output = bake_bridge.with_controller(simulation.output, "", where)
-    bake_bridge.check_skeleton(armature, output.skeleton)
-    preview.replace(scene, output, inputs, armature)
+    output, posed = simulation.output
+    output = bake_bridge.with_controller(output, "", where)
+    if posing is None:
+        bake_bridge.check_skeleton(armature, output.skeleton)
+    preview.replace(scene, output, inputs, armature, posed)
 
 
 def _previewing_scenes():

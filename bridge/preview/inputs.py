@@ -1,7 +1,8 @@
 """What the live preview's simulation was made from, as digests it can compare.
 
 A simulation depends on the scene's bake settings, the tag query, the stored
-database (its SHA-1), the armature chosen and its world matrix, the frame
+database (its SHA-1), the armature chosen and its world matrix (and what a
+retarget onto it reads: :func:`retarget_digest`), the frame
 range and rate, and the controller's path as the bake samples it. The path is
 compared as sampled (so any way of moving the controller counts: keys,
 constraints, the curve it follows, parents); sampling is cheap when the
@@ -51,8 +52,42 @@ def head(scene):
     h.update("\0".join(text).encode())
     if arm is not None:
         h.update(np.asarray(arm.matrix_world, dtype=np.float64).tobytes())
+        h.update(retarget_digest(scene, arm).encode())
     if mm.controller is not None:
         _object_digest(h, mm.controller, set())
+    return h.hexdigest()
+
+
+def retarget_digest(scene, armature):
+    """Digest of what retargeting onto ``armature`` reads (bridge.bake.bake.retarget_setup):
+    the stored database, both armatures (where they stand, their bones at rest, bone maps,
+    stored T-poses, bone constraints) and the meshes the target skins (where, how many points)."""
+    from ..retarget import meshes
+
+    h = hashlib.sha1(str(scene.get(database_store.PROP_ID)).encode())
+    source = next((e.armature for e in scene.motion_matching.entries if e.armature is not None), None)
+    for obj in (armature, source):
+        if obj is None or obj.type != "ARMATURE":
+            h.update(b"-")
+            continue
+        h.update(("%s|%s" % (obj.name, obj.data.name)).encode())
+        h.update(np.asarray(obj.matrix_world, dtype=np.float64).tobytes())
+        bones = obj.data.bones
+        h.update("\0".join("%s|%s" % (b.name, b.parent.name if b.parent else "") for b in bones).encode())
+        rest = np.empty(len(bones) * 16, dtype=np.float32)
+        bones.foreach_get("matrix_local", rest)
+        h.update(rest.tobytes())
+        group = obj.data.motion_matching
+        h.update(repr((group.root_bone, group.tpose_source, [(i.name, i.bone) for i in group.bone_map],
+                       [(i.name, tuple(i.rotation), tuple(i.head)) for i in group.tpose])).encode())
+        for pb in obj.pose.bones:
+            for con in pb.constraints:
+                h.update(("%s|%s|%s|%s|%r|%s|%s" % (pb.name, con.name, con.type, con.mute, con.influence,
+                                                   getattr(getattr(con, "target", None), "name", ""),
+                                                   getattr(con, "subtarget", ""))).encode())
+    for mesh in meshes.skinned_meshes(armature):
+        h.update(("%s|%d" % (mesh.name, len(mesh.data.vertices))).encode())
+        h.update(np.asarray(mesh.matrix_world, dtype=np.float64).tobytes())
     return h.hexdigest()
 
 

@@ -6,9 +6,12 @@ the scene's bake settings (the ones the Bake button uses), and keeps the result
 in memory; a frame-change handler then sets each pose bone's channels from it,
 so scrubbing backwards shows exactly what playing forward shows. The armature's
 action is set aside while previewing (an action would override the pose) and
-given back when preview is turned off. A viewport overlay draws the controller's wanted future path, the matched path from the
-database, and foot contacts and locks; it does nothing in background mode and
-never raises.
+given back when preview is turned off. On a character chosen as the Bake
+armature (not the database skeleton) the simulation is Bake's for that rig and
+each frame sets the character's pose bones in bulk (bridge.preview.character).
+A viewport overlay draws the controller's wanted future path, the matched path
+from the database, and foot contacts and locks; it does nothing in background
+mode and never raises.
 
 What was set aside lives in the scene's settings as ID pointers (armature,
 action) plus the bones' rotation modes, so it is saved with the file and
@@ -28,7 +31,7 @@ from bpy.app.handlers import persistent
 from ...core.maths import transforms as tf
 from ..bake import bake as bake_bridge
 from ..blender import bake_settings, compat
-from . import inputs as preview_inputs
+from . import character, inputs as preview_inputs
 from ..blender.scene_data import scene_fps
 
 _state = {}          # preview key -> dict(result, frames, locs, rots, skeleton, report)
@@ -61,20 +64,24 @@ def start(context, settings=None):
     try:
         head = preview_inputs.head(scene)
         database = bake_bridge.ensure_database(context)
+        posing = character.posing_for(context, armature, database[0])     # None: the database skeleton
         sampled = bake_bridge.sample_controller(
             context, ctrl, bake_bridge.sample_frames(scene, database[0])[1])
         output = bake_bridge.run(context, ctrl, armature, settings or bake_settings.to_core(mm.bake_settings),
-                                 tag_query=mm.tag_query, database=database, sampled=sampled)
+                                 tag_query=mm.tag_query, database=database, sampled=sampled,
+                                 **character.path_options(posing))
     finally:
         scene.frame_set(frame)
-    bake_bridge.check_skeleton(armature, output.skeleton)
+    if posing is None:
+        bake_bridge.check_skeleton(armature, output.skeleton)
+    posed = character.posed(output, posing, scene_fps(scene))
     # Rebuilding the database first changes its hash: digest the inputs as simulated.
     if database[1]:
         head = preview_inputs.head(scene)
     inputs = (head, preview_inputs.path_digest(sampled)) if follows else None
     key = uuid.uuid4().hex
-    _state[key] = _simulation_of(output, inputs)
-    _take_armature(mm, armature, output.skeleton)
+    _state[key] = _simulation_of(output, inputs, posed)
+    _take_armature(mm, armature, _quaternion_bones(output, posed), posed is not None)
     mm.preview_key = key
     mm.preview_active = True
     apply(scene)
@@ -82,35 +89,50 @@ def start(context, settings=None):
     return output.report
 
 
-def _simulation_of(output, inputs):
+def _simulation_of(output, inputs, posed=None):
+    """The state kept for a simulation; ``posed``: bridge.preview.character.posed
+    (a character's pose per frame), None for the database skeleton."""
     return dict(result=output.result, frames=output.frames, locs=output.locations, rots=output.rotations,
-                skeleton=output.skeleton, inputs=inputs)
+                skeleton=output.skeleton, inputs=inputs, posed=posed)
 
 
-def _take_armature(mm, armature, skeleton):
-    """Set the armature's action and rotation modes aside (for Stop) and pose it in quaternions."""
+def _quaternion_bones(output, posed):
+    """The bones posed in quaternions: the skeleton's, or those Bake keys on a character."""
+    return output.skeleton.names if posed is None else posed["keyed"]
+
+
+def _take_armature(mm, armature, names, at_rest=False):
+    """Set the armature's action and rotation modes aside (for Stop) and pose the
+    bones ``names`` in quaternions (``at_rest``: the other channels at rest, as
+    Bake leaves a character)."""
     ad = armature.animation_data or armature.animation_data_create()
     mm.preview_armature = armature
     mm.preview_action = ad.action
-    mm.preview_modes = json.dumps({pb.name: pb.rotation_mode for pb in armature.pose.bones})
+    modes = {pb.name: pb.rotation_mode for pb in armature.pose.bones}
     ad.action = None
-    for name in skeleton.names:
+    for name in names:
         armature.pose.bones[name].rotation_mode = "QUATERNION"
+    if at_rest:
+        character.at_rest(armature)
+        modes[character.FK_SWITCHES] = character.to_fk(armature, names)
+    mm.preview_modes = json.dumps(modes)
 
 
-def replace(scene, output, inputs, armature):
+def replace(scene, output, inputs, armature, posed=None):
     """Show a new simulation of the same preview (made from ``inputs``, see
-    :func:`inputs_of`) on ``armature``: when the armature chosen changed, the
-    previous one gets its action back and the new one's is set aside."""
+    :func:`inputs_of`; ``posed``: see :func:`_simulation_of`) on ``armature``:
+    when the armature chosen changed, the previous one gets its action back
+    and the new one's is set aside."""
     mm = scene.motion_matching
     key = mm.preview_key
+    names = _quaternion_bones(output, posed)
     if armature != mm.preview_armature:
         _give_back(mm)
-        _take_armature(mm, armature, output.skeleton)
+        _take_armature(mm, armature, names, posed is not None)
     else:
-        for name in output.skeleton.names:
+        for name in names:
             armature.pose.bones[name].rotation_mode = "QUATERNION"
-    _state[key] = _simulation_of(output, inputs)
+    _state[key] = _simulation_of(output, inputs, posed)
     apply(scene)
 
 
@@ -141,6 +163,8 @@ def _give_back(mm):
                     bones[name].rotation_mode = mode
                 except TypeError:   # not a rotation mode (a hand-edited file): leave the bone as it is
                     pass
+        if isinstance(modes, dict):
+            character.give_back_fk(armature, modes.get(character.FK_SWITCHES))
         if action is not None:
             compat.assign_action(armature, action)
     mm.preview_armature = None
@@ -163,9 +187,13 @@ def pose_at(scene, frame):
     """(locations (J, 3), quaternions (J, 4)) of the previewed pose on ``frame``,
     exactly as the bake keys it on whole frames (blended between steps)."""
     st = _simulation(scene)
-    frames = st["frames"]
-    i = int(np.clip(np.rint(frame - frames[0]), 0, len(frames) - 1))
+    i = _frame_index(st, frame)
     return st["locs"][i], st["rots"][i]
+
+
+def _frame_index(st, frame):
+    frames = st["frames"]
+    return int(np.clip(np.rint(frame - frames[0]), 0, len(frames) - 1))
 
 
 def apply(scene):
@@ -174,6 +202,10 @@ def apply(scene):
         return
     armature = scene.motion_matching.preview_armature
     if armature is None:
+        return
+    posed = st.get("posed")
+    if posed is not None:
+        character.apply(armature, posed, _frame_index(st, scene.frame_current))
         return
     locs, rots = pose_at(scene, scene.frame_current)
     bones = armature.pose.bones
@@ -198,8 +230,9 @@ def on_frame_change(scene, depsgraph=None):
 
 @persistent
 def on_load(*_args):
-    # Cached simulations belong to the file that made them.
+    # Cached simulations and retarget set-ups belong to the file that made them.
     _state.clear()
+    character.forget()
     _remove_overlay()
 
 
@@ -225,7 +258,11 @@ def overlay_lines(scene, horizon_s=1.0):
         return None
     res = st["result"]
     arm = scene.motion_matching.preview_armature
-    mw = np.asarray(arm.matrix_world, dtype=np.float64) if arm else np.eye(4)
+    posed = st.get("posed")
+    if posed is not None:       # a character: the space Bake walks the database skeleton in
+        mw = posed["to_world"]
+    else:
+        mw = np.asarray(arm.matrix_world, dtype=np.float64) if arm else np.eye(4)
     frames = st["frames"]
     fps = scene_fps(scene)
     t = (scene.frame_current - frames[0]) / fps

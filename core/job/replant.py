@@ -34,6 +34,15 @@ class Replanted:
     warnings: list                  # sentences for the report
 
 
+def frame_contacts(result, times):
+    """(foot contacts (F, 2), root yaw (F,) rad) of a bake's ``result`` (a
+    core.bake.pipeline.BakeResult) on the frames at ``times`` (s from the
+    first), as the bake's report has them per frame: what :func:`replant_feet`
+    reads, for a caller without the report (the live preview measures none)."""
+    at = pipeline.step_index(result, times)
+    return result.contacts[at], pipeline.yaw_of(result.root_quat[at])
+
+
 def target_legs(names, target_map):
     """The target's (hip, knee, ankle, toe) bone indices of each mapped leg."""
     legs = []

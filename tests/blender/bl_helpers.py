@@ -82,7 +82,7 @@ def key_times(obj):
 # before; these modules run there in a pytest process of their own, started by
 # test_in_own_process.py. ISOLATED_ENV marks that process.
 OWN_PROCESS_ON = ((4, 2),)
-OWN_PROCESS = ("test_rigs.py",)
+OWN_PROCESS = ("test_rigs.py", "test_preview_character.py")
 ISOLATED_ENV = "MM_TESTS_IN_OWN_PROCESS"
 
 

@@ -207,3 +207,14 @@ def test_world_positions_of_the_wrong_shape_are_refused():
     with pytest.raises(BakeError) as error:
         run.ControllerPath.from_world(np.zeros((4, 3)), None, np.array([1.0, 2.0]), 24.0)
     assert _sentence(error)
+
+
+def test_the_frames_contacts_without_the_report_are_the_reports(database):
+    """core.job.replant.frame_contacts: what replanting reads, from the result alone (the preview measures no
+    report), equals the report's per-frame contacts and root yaw."""
+    from core.job import replant
+
+    out = run.run(database, _straight(database, frame_end=61), BakeSettings())
+    contact, root_yaw = replant.frame_contacts(out.result, out.times)
+    np.testing.assert_array_equal(contact, out.report.per_frame.contact)
+    np.testing.assert_array_equal(root_yaw, out.report.per_frame.root_yaw)
