@@ -137,9 +137,12 @@ def _refresh(scene):
     settings = bake_settings.to_core(mm.bake_settings)
     cache = bake_bridge.database_cache(database)
     bake_bridge.search_index(database)      # made here: the cache is the main thread's
-    shown = preview.simulation_result(scene)     # searched again only from the first step the edit reaches
+    moves = preview_inputs.moves(scene)
+    # Searched again only from the first step the edit reaches; with moves along
+    # the timeline, from the start (which rows each step may play can change).
+    shown = None if moves else preview.simulation_result(scene)
     steps = core_run.bake(database, where.path, settings, mm.tag_query, cache=cache, previous=shown,
-                          measure=False)     # poses only: no report shown
+                          measure=False, moves=moves)     # poses only: no report shown
     # A character's retarget and replanting run on the simulation's thread too.
     simulation = _Simulation(character.posed_steps(steps, posing, scene_fps(scene)))
     frames = where.frames

@@ -18,7 +18,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..bake import bake as bake_bridge, controller as controller_build
+from ...core.errors import MotionMatchingError
+from ..bake import bake as bake_bridge, controller as controller_build, moves as bake_moves
 from ..blender import bake_settings, compat
 from ..database import store as database_store
 from ..blender.scene_data import scene_fps
@@ -41,6 +42,20 @@ def chosen_armature(scene):
         return None
 
 
+def moves(scene):
+    """The moves along the timeline the bake of the scene's controller follows
+    (its own list, else the markers); raises MotionMatchingError for bad ones."""
+    return bake_moves.controller_moves(scene, scene.motion_matching.controller)
+
+
+def moves_text(scene):
+    """The moves as text for the digest (a bad move still digests, by its words)."""
+    try:
+        return repr(moves(scene))
+    except MotionMatchingError as ex:
+        return "refused: %s" % ex
+
+
 def head(scene):
     """Digest of every input but the sampled path (see the module notes)."""
     mm = scene.motion_matching
@@ -49,7 +64,7 @@ def head(scene):
     text = [repr(bake_settings.to_core(mm.bake_settings)), mm.tag_query, str(scene.get(database_store.PROP_ID)),
             str(database_store.has_database(scene)), str(scene.frame_start), str(scene.frame_end),
             repr(scene_fps(scene)), arm.name if arm is not None else "", getattr(mm.controller, "name", "")]
-    h.update("\0".join(text).encode())
+    h.update("\0".join(text + [moves_text(scene)]).encode())
     if arm is not None:
         h.update(np.asarray(arm.matrix_world, dtype=np.float64).tobytes())
         h.update(retarget_digest(scene, arm).encode())

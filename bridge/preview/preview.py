@@ -69,6 +69,7 @@ def start(context, settings=None):
             context, ctrl, bake_bridge.sample_frames(scene, database[0])[1])
         output = bake_bridge.run(context, ctrl, armature, settings or bake_settings.to_core(mm.bake_settings),
                                  tag_query=mm.tag_query, database=database, sampled=sampled,
+                                 moves=preview_inputs.moves(scene),
                                  **character.path_options(posing))
     finally:
         scene.frame_set(frame)
