@@ -5,8 +5,9 @@
 opens COPY (the open file saved by Bake All), bakes the crowd list's pairs
 numbered (from 0) in --pairs with the scene's bake settings, as Bake All in
 one process would (:func:`bridge.bake.crowd.bake_pairs`), each only if no other
-process claimed it first (a claim file in DIR), and writes each pair's keys to
-DIR as soon as it is baked (:mod:`bridge.crowd_keys`).
+process claimed it first (a claim file in DIR), and writes each pair's computed
+bake (poses and report, nothing keyed) to DIR as soon as it is done
+(:mod:`bridge.bake.crowd_keys`); Bake All keys it.
 """
 
 import argparse
@@ -42,6 +43,7 @@ def main(argv):
 
     from ..bridge.bake import crowd, crowd_keys
     from ..bridge.blender import bake_settings as bake_props
+    from ..bridge.database import store as database_store
     from ..core.errors import MotionMatchingError
 
     try:
@@ -54,22 +56,19 @@ def main(argv):
         every = crowd.pairs_to_bake(scene)
         if any(not 0 <= i < len(every) for i in args.pairs):
             raise Failure("--pairs names pairs the crowd list (%d) does not have." % len(every))
+        if not args.pairs:
+            return 0
         pairs = crowd_keys.Claimed(args.keys, every, args.pairs)   # each baked by whichever process comes first
         settings = bake_props.to_core(scene.motion_matching.bake_settings)
-        results = []
-        saved = 0
-        steps = crowd.bake_pairs(context, pairs, settings, results)
-        while True:
-            try:
-                next(steps)
-            except StopIteration:
-                finished = True
-            else:
-                finished = False
-            for k in range(saved, len(results)):
-                crowd_keys.save(args.keys, pairs.taken[k], every[pairs.taken[k]][1], results[k][1])
-            saved = len(results)
-            if finished:
-                return 0
+        # Bake All checked (and rebuilt) the database just before saving the copy: it is used as it is.
+        database = (database_store.load(scene), "")
+
+        def save(_job, computed):
+            index = pairs.taken[-1]
+            return crowd_keys.save(args.keys, index, every[index][1], computed)
+
+        for _fraction in crowd.bake_pairs(context, pairs, settings, [], database, done=save):
+            pass
+        return 0
     except MotionMatchingError as ex:
         raise Failure(str(ex)) from None

@@ -272,15 +272,28 @@ def target_world_joints(setup, result):
     return retarget_bridge.world_joints(setup, result)
 
 
-def write_retargeted(context, target, output, setup, name="MM_Bake"):
+@dataclasses.dataclass
+class Retargeted:
+    """A bake retargeted onto another rig, ready to key (:func:`retarget`): the
+    target's core.retarget Result (its feet planted again), the scene frames,
+    the report (the retarget's figures and warnings added) and those warnings."""
+
+    result: object
+    frames: np.ndarray
+    report: object
+    warnings: list
+
+
+def retarget(context, target, output, setup):
     """Retarget the baked frames of the :class:`BakeOutput` onto ``target``
     (core.retarget through the T-pose correspondence), enforce the database's
     foot contacts again on the target's own legs (core.job.replant: foot lock +
-    two-joint IK, the hips on a skinned mesh's soles), and key the result with
-    the per-frame figures. Returns (action, warnings)."""
-    from ..retarget import meshes, retarget as retarget_bridge, write as retarget_write
+    two-joint IK, the hips on a skinned mesh's soles) and measure the result on
+    the target. Reads Blender data, writes none: :func:`write_retargeted_result`
+    keys it."""
+    from ..retarget import meshes, retarget as retarget_bridge
 
-    frames, report = output.frames, output.report
+    report = output.report
     pose = core_bake.forward_kinematics(output.skeleton, output.locations, output.rotations)
     result = retarget_bridge.retarget_pose(setup, pose)
     per = report.per_frame
@@ -301,11 +314,25 @@ def write_retargeted(context, target, output, setup, name="MM_Bake"):
                                                 output.controller_world)
     warnings = ["Retargeted onto %s: %s." % (target.name, w) for w in warnings]
     report.warnings = list(report.warnings) + warnings
-    action, _switched = retarget_write.write_action(target, setup, result, frames, name)
-    _key_figures(action, target, frames, report)
     report.retargeted_onto = target.name
-    target["mm_size_ratio"] = report.size_ratio      # shown in the Retarget panel
-    return action, warnings
+    return Retargeted(result=result, frames=output.frames, report=report, warnings=warnings)
+
+
+def write_retargeted_result(target, setup, retargeted, name="MM_Bake"):
+    """Key a :class:`Retargeted` on ``target`` with the per-frame figures;
+    returns the action (on failure nothing is left)."""
+    from ..retarget import write as retarget_write
+
+    action, _switched = retarget_write.write_action(target, setup, retargeted.result, retargeted.frames, name)
+    _key_figures(action, target, retargeted.frames, retargeted.report)
+    target["mm_size_ratio"] = retargeted.report.size_ratio      # shown in the Retarget panel
+    return action
+
+
+def write_retargeted(context, target, output, setup, name="MM_Bake"):
+    """:func:`retarget` then :func:`write_retargeted_result`. Returns (action, warnings)."""
+    retargeted = retarget(context, target, output, setup)
+    return write_retargeted_result(target, setup, retargeted, name), retargeted.warnings
 
 
 def _key_figures(action, armature, frames, report):

@@ -3,8 +3,10 @@ background Blender processes started on it (``blender -b -c motion_matching
 crowd-pairs``, :mod:`.child_process`), and the pairs baked by them and by this
 process, each pair by whichever comes to it first (a claim file,
 :class:`.crowd_keys.Claimed`), every one as one process would bake it. The
-others write each pair's keys to a file of its own (:mod:`.crowd_keys`), loaded
-here as they come, between this process's own bakes.
+others compute each pair's bake (:func:`.bake_job.compute`: the pose arrays and
+the report, nothing keyed) and write it to a file of its own
+(:mod:`.crowd_keys`); this process keys it as it keys its own
+(:func:`.bake_job.write`), as the files come, between its own bakes.
 
 :func:`bake_pairs` is the generator Bake All runs instead of
 :func:`.crowd.bake_pairs`: it yields the fraction of pairs done and returns the
@@ -150,7 +152,7 @@ def _bake_steps(context, pairs, settings, processes, results):
                 next_look = time.perf_counter() + POLL_SECONDS
                 ready = [i for i in order if i not in loaded and os.path.exists(crowd_keys.file_name(folder, i))]
             for i in ready:
-                loaded[i] = _load(pairs[i], crowd_keys.file_name(folder, i))
+                loaded[i] = _load(context, pairs[i], crowd_keys.file_name(folder, i), settings, database)
                 made.append(i)
             if len(results) != len(loaded):
                 results[:] = [loaded[k][1] for k in sorted(loaded)]
@@ -171,11 +173,16 @@ def _bake_steps(context, pairs, settings, processes, results):
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _load(pair, path):
-    """Pair's keys from its file onto its armature: (action, (name, report))."""
-    _ctrl, arm = pair
-    action, report = crowd_keys.load(path, arm)
-    return action, (arm.name, report)
+def _load(context, pair, path, settings, database):
+    """Pair's bake from its file keyed on its armature as this process keys its
+    own (bake_job.write): (action, (name, report))."""
+    from . import bake_job
+
+    ctrl, arm = pair
+    job = bake_job.start(context, settings, controller=ctrl.name, armature=arm.name, database=(database, ""))
+    job.steps.close()      # computed by another process: only its armature and retarget set-up are used here
+    report, _data = bake_job.write(context, job, crowd_keys.load(path, job))
+    return arm.animation_data.action, (arm.name, report)
 
 
 def _name_in_list_order(loaded, made):

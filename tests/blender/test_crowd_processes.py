@@ -24,16 +24,41 @@ def _short_crowd(take_on_path, count):
     return [(p.controller.name, p.armature.name) for p in scene.motion_matching.crowd]
 
 
+# Every key field foreach_get reads, with its width and type (enums as numbers).
+KEY_FIELDS = (("co", 2, np.float32), ("handle_left", 2, np.float32), ("handle_right", 2, np.float32),
+              ("interpolation", 1, np.int8), ("easing", 1, np.int8), ("handle_left_type", 1, np.int8),
+              ("handle_right_type", 1, np.int8), ("type", 1, np.int8), ("back", 1, np.float32),
+              ("amplitude", 1, np.float32), ("period", 1, np.float32))
+
+
+def _curves(action, obj):
+    """Every F-Curve ``obj`` plays from ``action``, in order: paths, indices,
+    groups, extrapolation, key counts, and every key field of every key."""
+    curves = H.addon_module("bridge.blender.compat").fcurves(action, obj)
+    out = {"paths": np.array([fc.data_path for fc in curves], dtype=str),
+           "indices": np.array([fc.array_index for fc in curves], dtype=np.int64),
+           "groups": np.array([fc.group.name if fc.group else "" for fc in curves], dtype=str),
+           "extrapolation": np.array([fc.extrapolation for fc in curves], dtype=str),
+           "counts": np.array([len(fc.keyframe_points) for fc in curves], dtype=np.int64)}
+    for name, width, dtype in KEY_FIELDS:
+        parts = []
+        for fc in curves:
+            buf = np.empty(len(fc.keyframe_points) * width, dtype=dtype)
+            fc.keyframe_points.foreach_get(name, buf)
+            parts.append(buf)
+        out[name] = np.concatenate(parts)
+    return out
+
+
 def _state(pairs):
     """What Bake All left on each character: its action's name, every F-Curve
     recorded in order (keys, handles, groups, modes), its mm_ properties and bone
     rotation modes; and the crowd's table."""
-    compat = H.addon_module("bridge.blender.compat")
     out = {}
     for _c, name in pairs:
         arm = bpy.data.objects[name]
         action = arm.animation_data.action
-        out[name] = {"action": action.name, "curves": compat.record_curves(action, arm),
+        out[name] = {"action": action.name, "curves": _curves(action, arm),
                      "props": {k: arm[k] for k in arm.keys() if k.startswith("mm_")},
                      "modes": [pb.rotation_mode for pb in arm.pose.bones]}
     out["table"] = bpy.data.texts["Motion Matching Crowd"].as_string()
