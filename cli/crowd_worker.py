@@ -2,7 +2,8 @@
 
     blender -b -c motion_matching crowd-pairs --blend COPY --pairs 0,3,6 --keys DIR
 
-opens COPY (the open file saved by Bake All), bakes the crowd list's pairs
+opens COPY (the open file saved by Bake All; this process waits for it: it is
+started while the copy is saved), bakes the crowd list's pairs
 numbered (from 0) in --pairs with the scene's bake settings, as Bake All in
 one process would (:func:`bridge.bake.crowd.bake_pairs`), each only if no other
 process claimed it first (a claim file in DIR), and writes each pair's computed
@@ -35,7 +36,26 @@ def parse_args(argv):
     return args
 
 
+WAIT_SECONDS = 600.0   # for the copy: Bake All starts this process while it saves it
+
+
+def _wait_for(path, parent):
+    """Until the copy is there (Bake All saves it aside and renames it when it
+    is whole), while the process that started this one (``parent``) runs."""
+    import os
+    import time
+
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not os.path.exists(path):
+        if os.getppid() != parent or time.monotonic() > deadline:
+            raise Failure("The copy %s to bake did not come." % path)
+        time.sleep(0.01)
+
+
 def main(argv):
+    import os
+
+    parent = os.getppid()
     args = parse_args(argv)
     # Bake All stops this process (Esc) with SIGTERM: end as on any exit, Blender's temporary folder removed.
     signal.signal(signal.SIGTERM, lambda *_args: sys.exit(143))
@@ -46,6 +66,7 @@ def main(argv):
     from ..bridge.database import store as database_store
     from ..core.errors import MotionMatchingError
 
+    _wait_for(args.blend, parent)
     try:
         bpy.ops.wm.open_mainfile(filepath=args.blend, load_ui=False)
     except RuntimeError as ex:
@@ -62,6 +83,8 @@ def main(argv):
         settings = bake_props.to_core(scene.motion_matching.bake_settings)
         # Bake All checked (and rebuilt) the database just before saving the copy: it is used as it is.
         database = (database_store.load(scene), "")
+        # And what Bake All derived from it already, when it has (the bake's tables).
+        database_store.add_derived(database[0], crowd_keys.load_derived(args.keys, database_store.stored_id(scene)))
 
         def save(_job, computed):
             index = pairs.taken[-1]

@@ -8,11 +8,15 @@ another rig, the retarget's result), the report's per-frame figures and the
 report itself (its JSON), with the armature's bone names to check it against.
 Blender's own process keys it with the very write functions a bake in one
 process uses (:func:`.bake_job.write`), so the keys are the same bit for bit.
+
+Another file holds what Blender's own process derived from the database (the
+bake's tables, :func:`save_derived`), so that the others need not derive it again.
 """
 
 import dataclasses
 import json
 import os
+import pickle
 
 import numpy as np
 
@@ -22,9 +26,33 @@ from ...core.measure.report import BakeReport, PerFrame
 from ...core.retarget.frames import Result
 from . import bake as bake_bridge
 
+DERIVED = "derived.pickle"   # what the database gave Blender's own process (caches), for the others
+
 
 def file_name(folder, index):
     return os.path.join(folder, "pair_%05d.npz" % index)
+
+
+def save_derived(folder, database_id, values):
+    """Write what Blender's own process derived from the database stored as
+    ``database_id`` (database_store.stored_id, derived_values) for the others
+    to start from (whole or not at all). Only these processes read it: a file
+    of this process's own, in a folder only this user can write (tempfile.mkdtemp)."""
+    path = os.path.join(folder, DERIVED)
+    with open(path + ".part", "wb") as fh:
+        pickle.dump((database_id, values), fh, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(path + ".part", path)
+
+
+def load_derived(folder, database_id):
+    """What :func:`save_derived` wrote for the database stored as
+    ``database_id``, or {} when it is not there (yet)."""
+    try:
+        with open(os.path.join(folder, DERIVED), "rb") as fh:
+            stored, values = pickle.load(fh)
+    except FileNotFoundError:
+        return {}
+    return values if stored == database_id else {}
 
 
 class Claimed:

@@ -44,26 +44,36 @@ def process_count(asked, pairs):
     return max(1, min(asked if asked > 0 else machine_processors(), pairs))
 
 
+def copy_path(folder):
+    """Where the copy of the open file goes in ``folder``."""
+    return os.path.join(folder, "crowd.blend")
+
+
 def save_copy(folder):
-    """The open file saved as a copy in ``folder`` (the open file keeps its path)."""
-    path = os.path.join(folder, "crowd.blend")
+    """The open file saved as a copy in ``folder`` (the open file keeps its
+    path), under its name only once it is whole: the processes wait for it."""
+    path = copy_path(folder)
+    aside = os.path.join(folder, "saving.blend")
     try:
-        result = bpy.ops.wm.save_as_mainfile(filepath=path, copy=True, check_existing=False)
+        result = bpy.ops.wm.save_as_mainfile(filepath=aside, copy=True, check_existing=False)
+        if "FINISHED" in result and os.path.isfile(aside):
+            os.replace(aside, path)
     except (RuntimeError, OSError) as ex:
         raise MotionMatchingError("Cannot save a copy of this file for the other processes (%s)." % (
             str(ex).strip().splitlines()[-1] if str(ex).strip() else type(ex).__name__)) from None
-    if "FINISHED" not in result or not os.path.isfile(path):
+    if not os.path.isfile(path):
         raise MotionMatchingError("Cannot save a copy of this file for the other processes.")
     return path
 
 
 class _Processes:
-    """The background processes, their logs and the pairs they still owe."""
+    """The background processes, their logs and the pairs they still owe. They
+    start before the copy (``copy``) is saved, and wait for it."""
 
     def __init__(self, folder, copy, shares):
         self.folder, self.procs, self.logs = folder, [], []
-        for k, share in enumerate(shares):
-            log = open(os.path.join(folder, "process%d.log" % k), "w+")
+        for share in shares:
+            log = tempfile.TemporaryFile("w+")     # gone when closed
             self.logs.append(log)
             argv = [WORKER, "--blend", copy, "--pairs", ",".join(map(str, share)), "--keys", folder]
             self.procs.append((subprocess.Popen(child_process.command(argv), stdin=subprocess.DEVNULL, stdout=log,
@@ -129,20 +139,23 @@ def _bake_steps(context, pairs, settings, processes, results):
         raise MotionMatchingError("Cannot make a folder for the other processes: %s." % (ex.strerror or ex)) from None
     run, own, loaded, made = None, None, {}, []
     try:
-        copy = save_copy(folder)
         order = list(range(len(pairs)))
-        run = _Processes(folder, copy, [order] * (processes - 1 if BAKE_HERE else processes))
+        # Started first: they load Python, bpy and this extension while the copy is saved.
+        run = _Processes(folder, copy_path(folder), [order] * (processes - 1 if BAKE_HERE else processes))
+        save_copy(folder)
         here = crowd_keys.Claimed(folder, pairs, order)
         own_results = []
         own = crowd.bake_pairs(context, here, settings, own_results, (database, "")) if BAKE_HERE else None
         yield 0.0
-        next_look = 0.0
+        next_look, shared = 0.0, not BAKE_HERE
         while len(loaded) < len(pairs):
             if own is not None:
                 try:
                     next(own)
                 except StopIteration:
                     own = None
+                if own_results and not shared:     # the database's tables made by the first bake here
+                    shared = _share_derived(context, folder, database)
                 for i, entry in zip(here.taken, own_results):
                     if i not in loaded:
                         loaded[i] = (pairs[i][1].animation_data.action, entry)
@@ -171,6 +184,15 @@ def _bake_steps(context, pairs, settings, processes, results):
         _name_in_list_order(loaded, made)
         _finish_reports(context, loaded, note)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _share_derived(context, folder, database):
+    """What this process derived from the database, for the processes to start
+    from (those not started on a pair yet); True."""
+    from ..database import store as database_store
+
+    crowd_keys.save_derived(folder, database_store.stored_id(context.scene), database_store.derived_values(database))
+    return True
 
 
 def _load(context, pair, path, settings, database):
