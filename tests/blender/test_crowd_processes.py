@@ -2,7 +2,7 @@
 from a copy of the file give every character the same keys, bit for bit, as
 Bake All in one process; Esc stops the processes and keeps what finished;
 a copy that cannot be saved, or a background process that fails, is one
-sentence."""
+sentence. A character of another rig (retargeted) keys as in one process too."""
 
 import json
 import os
@@ -14,6 +14,7 @@ import pytest
 
 import bl_helpers as H
 from test_bake import Event
+from test_bake_retarget import rigify  # noqa: F401  (a fixture)
 from test_crowd import _bake_all_stand_in, _crowd
 
 
@@ -193,3 +194,35 @@ def test_a_failed_background_process_is_one_sentence(take_on_path, started, monk
     assert set(bpy.data.actions.keys()) == actions
     assert all(proc.poll() is not None for proc, _share in started[0].procs)
     assert not os.path.exists(started[0].folder)
+
+
+def test_a_character_of_another_rig_keys_as_in_one_process(take_on_path, tmp_path, rigify, started, monkeypatch):
+    from sample_paths import SAMPLE_TPOSE
+    from test_crowd import _curve, _select
+
+    source, _ctrl = take_on_path(fps=24)
+    bpy.context.view_layer.objects.active = source
+    assert bpy.ops.motion_matching.load_tpose(filepath=SAMPLE_TPOSE, global_scale=0.01) == {"FINISHED"}
+    bpy.ops.object.select_all(action="DESELECT")
+    bpy.ops.object.armature_human_metarig_add()
+    rig = bpy.context.active_object
+    assert bpy.ops.motion_matching.auto_map_bones() == {"FINISHED"}
+    assert bpy.ops.motion_matching.make_tpose() == {"FINISHED"}
+    _select(_curve(), source, rig)
+    assert bpy.ops.motion_matching.add_crowd(count=3, lanes=1) == {"FINISHED"}
+    scene = bpy.context.scene
+    scene.frame_end = scene.frame_start + 48
+    pairs = [(p.controller.name, p.armature.name) for p in scene.motion_matching.crowd]
+    assert rig.name in {name for _c, name in pairs}
+    start = str(tmp_path / "start.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=start)
+    scene.motion_matching.crowd_processes = 1
+    assert bpy.ops.motion_matching.bake_all() == {"FINISHED"}
+    one = _state(pairs)
+    assert "mm_size_ratio" in one[rig.name]["props"]        # retargeted onto the meta-rig
+    monkeypatch.setattr(H.addon_module("bridge.bake.crowd_processes"), "BAKE_HERE", False)  # all in the others
+    bpy.ops.wm.open_mainfile(filepath=start)
+    bpy.context.scene.motion_matching.crowd_processes = 2
+    assert bpy.ops.motion_matching.bake_all() == {"FINISHED"}
+    assert all(proc.returncode == 0 for proc, _share in started[-1].procs)
+    _same(one, _state(pairs))
