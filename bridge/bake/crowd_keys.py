@@ -39,9 +39,25 @@ def save_derived(folder, database_id, values):
     to start from (whole or not at all). Only these processes read it: a file
     of this process's own, in a folder only this user can write (tempfile.mkdtemp)."""
     path = os.path.join(folder, DERIVED)
+    try:
+        data = pickle.dumps((database_id, values), protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        # Some of it cannot be carried: the others derive that themselves.
+        data = pickle.dumps((database_id, _picklable(values)), protocol=pickle.HIGHEST_PROTOCOL)
     with open(path + ".part", "wb") as fh:
-        pickle.dump((database_id, values), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        fh.write(data)
     os.replace(path + ".part", path)
+
+
+def _picklable(values):
+    out = {}
+    for name, value in values.items():
+        try:
+            pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            continue
+        out[name] = value
+    return out
 
 
 def load_derived(folder, database_id):

@@ -1,17 +1,18 @@
-"""Bake All on several processors: the open file saved to a temporary copy,
-background Blender processes started on it (``blender -b -c motion_matching
-crowd-pairs``, :mod:`.child_process`), and the pairs baked by them and by this
-process, each pair by whichever comes to it first (a claim file,
-:class:`.crowd_keys.Claimed`), every one as one process would bake it. The
-others compute each pair's bake (:func:`.bake_job.compute`: the pose arrays and
-the report, nothing keyed) and write it to a file of its own
-(:mod:`.crowd_keys`); this process keys it as it keys its own
-(:func:`.bake_job.write`), as the files come, between its own bakes.
+"""Bake All on several processors: background Blender processes started
+(``blender -b -c motion_matching crowd-pairs``, :mod:`.child_process`) and,
+while they start, the open file saved to a temporary copy they then open; the
+pairs baked by them and by this process, each pair by whichever comes to it
+first (a claim file, :class:`.crowd_keys.Claimed`), every one as one process
+would bake it. The others compute each pair's bake (:func:`.bake_job.compute`:
+the pose arrays and the report, nothing keyed) and write it to a file of its
+own (:mod:`.crowd_keys`); this process keys it as it keys its own
+(:func:`.bake_job.write`), as the files come, between its own bakes. After its
+first bake it leaves what it derived from the database for them to start from.
 
 :func:`bake_pairs` is the generator Bake All runs instead of
 :func:`.crowd.bake_pairs`: it yields the fraction of pairs done and returns the
 results, in the crowd list's order. Closed early (Esc), it stops the processes
-and keeps the pairs already loaded; the temporary folder goes either way.
+and keeps the pairs already keyed; the temporary folder goes either way.
 """
 
 import os
@@ -188,10 +189,12 @@ def _bake_steps(context, pairs, settings, processes, results):
 
 def _share_derived(context, folder, database):
     """What this process derived from the database, for the processes to start
-    from (those not started on a pair yet); True."""
+    from (those not started on a pair yet; what cannot be carried, they derive
+    themselves); True."""
     from ..database import store as database_store
 
-    crowd_keys.save_derived(folder, database_store.stored_id(context.scene), database_store.derived_values(database))
+    values = database_store.derived_values(database)
+    crowd_keys.save_derived(folder, database_store.stored_id(context.scene), values)
     return True
 
 
