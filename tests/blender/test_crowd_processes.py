@@ -196,7 +196,8 @@ def test_a_failed_background_process_is_one_sentence(take_on_path, started, monk
     assert not os.path.exists(started[0].folder)
 
 
-def test_a_character_of_another_rig_keys_as_in_one_process(take_on_path, tmp_path, rigify, started, monkeypatch):
+@pytest.mark.usefixtures("rigify")
+def test_a_character_of_another_rig_keys_as_in_one_process(take_on_path, tmp_path, started, monkeypatch):
     from sample_paths import SAMPLE_TPOSE
     from test_crowd import _curve, _select
 
