@@ -320,19 +320,13 @@ def retarget(context, target, output, setup):
 
 def write_retargeted_result(target, setup, retargeted, name="MM_Bake"):
     """Key a :class:`Retargeted` on ``target`` with the per-frame figures;
-    returns the action (on failure nothing is left)."""
+    returns the action."""
     from ..retarget import write as retarget_write
 
     action, _switched = retarget_write.write_action(target, setup, retargeted.result, retargeted.frames, name)
     _key_figures(action, target, retargeted.frames, retargeted.report)
     target["mm_size_ratio"] = retargeted.report.size_ratio      # shown in the Retarget panel
     return action
-
-
-def write_retargeted(context, target, output, setup, name="MM_Bake"):
-    """:func:`retarget` then :func:`write_retargeted_result`. Returns (action, warnings)."""
-    retargeted = retarget(context, target, output, setup)
-    return write_retargeted_result(target, setup, retargeted, name), retargeted.warnings
 
 
 def _key_figures(action, armature, frames, report):
