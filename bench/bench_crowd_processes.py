@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -95,6 +96,7 @@ def child(processes, count, seconds, fps):
     out = {"processes": used, "wall": wall, "cpu": cpu_s, "load": load, "character_seconds": len(pairs) * frames / fps, "start_up": start_up,
            "digests": [_digest(arm) for _c, arm in pairs]}
     print("RESULT " + json.dumps(out), flush=True)
+    shutil.rmtree(folder, ignore_errors=True)     # the paths and the start-up's copy
     addon_session.finish(blender_temp=True)
     sys.stdout.flush()
     os._exit(0)
