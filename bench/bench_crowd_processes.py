@@ -6,7 +6,7 @@ processor), by turns in one run, each side in a fresh Blender process.
 Run: .venv-5.3/bin/python -m bench.bench_crowd_processes [--count 10] [--seconds 25] [--fps 30] [--rounds 3] [--ceiling]
 
 Printed per side: the median wall time of Bake All (the copy saved, the other
-processes' start-up and the keys loaded back included), character-seconds baked
+processes' start-up and their bakes keyed here included), character-seconds baked
 per second, processor seconds of every process taking part (this one and the
 background ones) and the machine's load average (1 minute) as Bake All began;
 then the ratio, and what one background process costs before it
@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -95,6 +96,7 @@ def child(processes, count, seconds, fps):
     out = {"processes": used, "wall": wall, "cpu": cpu_s, "load": load, "character_seconds": len(pairs) * frames / fps, "start_up": start_up,
            "digests": [_digest(arm) for _c, arm in pairs]}
     print("RESULT " + json.dumps(out), flush=True)
+    shutil.rmtree(folder, ignore_errors=True)     # the paths and the start-up's copy
     addon_session.finish(blender_temp=True)
     sys.stdout.flush()
     os._exit(0)

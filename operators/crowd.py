@@ -124,8 +124,8 @@ class MOTION_MATCHING_OT_bake_all(SlicedRun, bpy.types.Operator):
 
     # The work for SlicedRun: every pair checked first (nothing changed yet), then
     # baked in turn; Esc (closing the generator) ends the pair under way unwritten.
-    # With more than one process the file is saved to a copy and the pairs are
-    # baked in background processes, loaded here as they finish; Esc stops them.
+    # With more than one process the file is saved to a copy and pairs are
+    # computed in background processes, keyed here as they finish; Esc stops them.
 
     def start_work(self, context):
         scene = context.scene

@@ -292,15 +292,28 @@ def retarget_frames(setup, output, fps, toe_above_soles):
     return result, planted
 
 
-def write_retargeted(context, target, output, setup, name="MM_Bake"):
+@dataclasses.dataclass
+class Retargeted:
+    """A bake retargeted onto another rig, ready to key (:func:`retarget`): the
+    target's core.retarget Result (its feet planted again), the scene frames,
+    the report (the retarget's figures and warnings added) and those warnings."""
+
+    result: object
+    frames: np.ndarray
+    report: object
+    warnings: list
+
+
+def retarget(context, target, output, setup):
     """Retarget the baked frames of the :class:`BakeOutput` onto ``target``
     (core.retarget through the T-pose correspondence), enforce the database's
     foot contacts again on the target's own legs (core.job.replant: foot lock +
-    two-joint IK, the hips on a skinned mesh's soles), and key the result with
-    the per-frame figures. Returns (action, warnings)."""
-    from ..retarget import meshes, write as retarget_write
+    two-joint IK, the hips on a skinned mesh's soles) and measure the result on
+    the target. Reads Blender data, writes none: :func:`write_retargeted_result`
+    keys it."""
+    from ..retarget import meshes
 
-    frames, report = output.frames, output.report
+    report = output.report
     result, planted = retarget_frames(setup, output, report.fps, meshes.toe_above_soles(target, setup))
     if planted.foot_locks is not None:
         report.target_foot_locks = planted.foot_locks
@@ -315,11 +328,19 @@ def write_retargeted(context, target, output, setup, name="MM_Bake"):
                                                 output.controller_world)
     warnings = ["Retargeted onto %s: %s." % (target.name, w) for w in warnings]
     report.warnings = list(report.warnings) + warnings
-    action, _switched = retarget_write.write_action(target, setup, result, frames, name)
-    _key_figures(action, target, frames, report)
     report.retargeted_onto = target.name
-    target["mm_size_ratio"] = report.size_ratio      # shown in the Retarget panel
-    return action, warnings
+    return Retargeted(result=result, frames=output.frames, report=report, warnings=warnings)
+
+
+def write_retargeted_result(target, setup, retargeted, name="MM_Bake"):
+    """Key a :class:`Retargeted` on ``target`` with the per-frame figures;
+    returns the action."""
+    from ..retarget import write as retarget_write
+
+    action, _switched = retarget_write.write_action(target, setup, retargeted.result, retargeted.frames, name)
+    _key_figures(action, target, retargeted.frames, retargeted.report)
+    target["mm_size_ratio"] = retargeted.report.size_ratio      # shown in the Retarget panel
+    return action
 
 
 def _key_figures(action, armature, frames, report):

@@ -2,8 +2,10 @@
 
 :func:`start` checks the input and returns a :class:`BakeJob` whose ``steps``
 (a generator yielding the fraction done) compute the bake; :func:`finish` keys
-the result on the armature (retargeted when it is another rig), writes the
-report's text block and the scene's last report. ``motion_matching.bake`` runs
+the result on the armature, writes the report's text block and the scene's last
+report: :func:`compute` (retargeted when it is another rig; no Blender data
+written) then :func:`write` (the keys), which Bake All's other processes split
+(they compute, Blender's own process writes). ``motion_matching.bake`` runs
 these with the scene's settings and its options; :func:`bake` runs them to the
 end with any core settings (the benchmark's earlier behaviour, for instance).
 """
@@ -55,20 +57,36 @@ def start(context, settings, controller="", armature="", frame_start=0, frame_en
     return BakeJob(steps=steps, target=target, setup=setup, note=note, database=motion_database)
 
 
-def finish(context, job, output):
-    """Key the result and write the report (text block, the scene's last report);
-    returns (report, its JSON data)."""
-    report = output.report
-    if job.note and not report.note:
-        report.note = job.note
+def compute(context, job, output):
+    """What :func:`write` keys, from the job's ``output`` (a bake BakeOutput):
+    the output itself, or onto another rig its retargeted result
+    (bake_bridge.Retargeted); the database's note on the report. Writes no
+    Blender data (Bake All's other processes compute it and this one keys it)."""
+    if job.note and not output.report.note:
+        output.report.note = job.note
+    if job.setup is None:
+        return output
+    return bake_bridge.retarget(context, job.target, output, job.setup)   # its warnings join the report's
+
+
+def write(context, job, computed):
+    """Key what :func:`compute` returned on the job's armature and write the
+    report (text block, the scene's last report); returns (report, its JSON data)."""
     if job.setup is not None:
-        bake_bridge.write_retargeted(context, job.target, output, job.setup)   # its warnings join the report's
+        bake_bridge.write_retargeted_result(job.target, job.setup, computed)
     else:
-        bake_bridge.write(job.target, output)
+        bake_bridge.write(job.target, computed)
+    report = computed.report
     scene_data.write_text("Motion Matching Bake", report.to_text() + "\n")
     data = report.to_json()
     context.scene.motion_matching.last_bake_report = json.dumps(data)
     return report, data
+
+
+def finish(context, job, output):
+    """:func:`compute` then :func:`write`: key the result and write the report;
+    returns (report, its JSON data)."""
+    return write(context, job, compute(context, job, output))
 
 
 def write_json(path, data):

@@ -120,13 +120,15 @@ def pairs_to_bake(scene):
     return out
 
 
-def bake_pairs(context, pairs, settings, results, database=None):
+def bake_pairs(context, pairs, settings, results, database=None, done=None):
     """Bake every (controller, armature) pair in turn with core ``settings``, as
     the Bake operator would one at a time: a generator yielding the fraction done,
     appending (armature name, BakeReport) to ``results`` as each pair is keyed and
     returning it. Stopped early (closed), the pairs already baked keep their keys
     and the one under way writes nothing. ``database``: (MotionDatabase, note)
-    when the caller has just checked it (bridge.bake.ensure_database)."""
+    when the caller has just checked it (bridge.bake.ensure_database).
+    ``done(job, computed)``: what becomes of each pair's computed bake
+    (bake_job.compute), returning its report; default keyed here (bake_job.write)."""
     from . import bake_job
 
     # Baking keys only the characters, never the database's inputs: its
@@ -138,11 +140,12 @@ def bake_pairs(context, pairs, settings, results, database=None):
         try:
             while True:
                 yield (i + next(steps)) / len(pairs)
-        except StopIteration as done:
-            output = done.value
+        except StopIteration as finished:
+            output = finished.value
         finally:
             steps.close()
-        report, _data = bake_job.finish(context, job, output)
+        computed = bake_job.compute(context, job, output)
+        report = bake_job.write(context, job, computed)[0] if done is None else done(job, computed)
         results.append((arm.name, report))
     return results
 

@@ -1,31 +1,74 @@
-"""One baked crowd character carried from one Blender file to another: what
-Bake All's other processes write (:func:`save`, one .npz per pair) and the open
-file reads back (:func:`load`).
+"""One crowd character's bake carried from one Blender process to another:
+what Bake All's other processes write (:func:`save`, one .npz per pair) and
+Blender's own process reads back (:func:`load`) to key it there.
 
-A file holds everything a bake leaves on its armature: every F-Curve of the
-action it plays (:func:`compat.record_curves`: paths, groups, keys and handles),
-the armature's ``mm_`` properties, each pose bone's rotation mode, pose channels
-and number properties, and the bake's report (its JSON). Loading makes the
-action anew with the name a bake in this file gives it, so the keys are those of
-the process that baked them, bit for bit.
+A file holds what :func:`.bake_job.compute` returned, before anything is keyed:
+the frames, the database skeleton's pose-bone locations and rotations (or, onto
+another rig, the retarget's result), the report's per-frame figures and the
+report itself (its JSON), with the armature's bone names to check it against.
+Blender's own process keys it with the very write functions a bake in one
+process uses (:func:`.bake_job.write`), so the keys are the same bit for bit.
+
+Another file holds what Blender's own process derived from the database (the
+bake's tables, :func:`save_derived`), so that the others need not derive it again.
 """
 
+import dataclasses
 import json
 import os
-import re
+import pickle
 
 import numpy as np
 
 from ...core.errors import MotionMatchingError
-from ...core.measure.report import BakeReport
-from ..blender import compat
+from ...core.job.run import skeleton_of
+from ...core.measure.report import BakeReport, PerFrame
+from ...core.retarget.frames import Result
+from . import bake as bake_bridge
 
-POSE = (("location", 3), ("rotation_quaternion", 4), ("rotation_euler", 3), ("rotation_axis_angle", 4),
-        ("scale", 3))
+DERIVED = "derived.pickle"   # what the database gave Blender's own process (caches), for the others
 
 
 def file_name(folder, index):
     return os.path.join(folder, "pair_%05d.npz" % index)
+
+
+def save_derived(folder, database_id, values):
+    """Write what Blender's own process derived from the database stored as
+    ``database_id`` (database_store.stored_id, derived_values) for the others
+    to start from (whole or not at all). Only these processes read it: a file
+    of this process's own, in a folder only this user can write (tempfile.mkdtemp)."""
+    path = os.path.join(folder, DERIVED)
+    try:
+        data = pickle.dumps((database_id, values), protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        # Some of it cannot be carried: the others derive that themselves.
+        data = pickle.dumps((database_id, _picklable(values)), protocol=pickle.HIGHEST_PROTOCOL)
+    with open(path + ".part", "wb") as fh:
+        fh.write(data)
+    os.replace(path + ".part", path)
+
+
+def _picklable(values):
+    out = {}
+    for name, value in values.items():
+        try:
+            pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            continue
+        out[name] = value
+    return out
+
+
+def load_derived(folder, database_id):
+    """What :func:`save_derived` wrote for the database stored as
+    ``database_id``, or {} when it is not there (yet)."""
+    try:
+        with open(os.path.join(folder, DERIVED), "rb") as fh:
+            stored, values = pickle.load(fh)
+    except FileNotFoundError:
+        return {}
+    return values if stored == database_id else {}
 
 
 class Claimed:
@@ -50,36 +93,32 @@ class Claimed:
             yield self.pairs[i]
 
 
-def _pose(obj):
-    pbones = obj.pose.bones
-    out = {}
-    for prop, n in POSE:
-        buf = np.empty(len(pbones) * n, dtype=np.float32)
-        pbones.foreach_get(prop, buf)
-        out["pose_" + prop] = buf
-    return out
+def _per_frame(report):
+    return {"per_" + f.name: getattr(report.per_frame, f.name) for f in dataclasses.fields(PerFrame)}
 
 
-def _numbers(owner, prefix=""):
-    return {k: owner[k] for k in owner.keys() if k.startswith(prefix) and isinstance(owner[k], (int, float))}
-
-
-def save(folder, index, armature, report):
-    """Write pair ``index``'s baked ``armature`` and its BakeReport to its file in
-    ``folder`` (whole or not at all: written aside, then renamed)."""
-    action = armature.animation_data.action
-    state = {"action": re.sub(r"\.\d{3,}$", "", action.name), "report": report.to_json(),
-             "object": _numbers(armature, "mm_"),
-             "modes": [pb.rotation_mode for pb in armature.pose.bones],
-             "bones": {pb.name: _numbers(pb) for pb in armature.pose.bones if _numbers(pb)}}
-    arrays = compat.record_curves(action, armature)
-    arrays.update(_pose(armature))
-    arrays["bone_names"] = np.array([pb.name for pb in armature.pose.bones], dtype=str)
+def save(folder, index, armature, computed):
+    """Write pair ``index``'s computed bake (bake_job.compute: a BakeOutput, or a
+    bake.Retargeted) for ``armature`` to its file in ``folder`` (whole or not at
+    all: written aside, then renamed). Returns its report."""
+    report = computed.report
+    arrays = {"frames": computed.frames, **_per_frame(report)}
+    if isinstance(computed, bake_bridge.Retargeted):   # onto another rig
+        result = computed.result
+        arrays.update(keyed=np.asarray(result.keyed), located=np.asarray(result.located),
+                      rotations=result.rotations, locations=result.locations)
+        names = list(result.names)
+    else:
+        arrays.update(rotations=computed.rotations, locations=computed.locations)
+        names = list(computed.skeleton.names)
+    state = {"report": report.to_json(), "names": names, "bones": [pb.name for pb in armature.pose.bones],
+             "warnings": list(getattr(computed, "warnings", []))}
     arrays["state"] = np.array(json.dumps(state))
     path = file_name(folder, index)
     with open(path + ".part", "wb") as fh:
         np.savez(fh, **arrays)
     os.replace(path + ".part", path)
+    return report
 
 
 def read(path):
@@ -89,37 +128,23 @@ def read(path):
     return arrays, json.loads(str(arrays.pop("state")))
 
 
-def load(path, armature):
-    """Make what the file holds on ``armature``: a new action (assigned, the one
-    it played kept with a fake user as a bake keeps it) and the rest; returns
-    (action, BakeReport). On failure nothing is left."""
-    import bpy
-
+def load(path, job):
+    """What a pair's file holds, as :func:`.bake_job.compute` returned it for
+    ``job`` (a bake_job.BakeJob set up here for the same pair), for
+    :func:`.bake_job.write`; refused when the armature's bones are not those baked."""
     arrays, state = read(path)
-    names = [pb.name for pb in armature.pose.bones]
-    if names != [str(n) for n in arrays["bone_names"]]:
+    armature = job.target
+    if state["bones"] != [pb.name for pb in armature.pose.bones]:
         raise MotionMatchingError("%s changed while the crowd was baking: its bones are not the ones baked." % armature.name)
-    ad = armature.animation_data
-    previous = ad.action if ad else None
-    if previous is not None:
-        previous.use_fake_user = True   # keep the take the armature played
-    action = compat.new_action(armature, state["action"])
-    try:
-        compat.replay_curves(action, armature, arrays)
-    except BaseException:
-        bpy.data.actions.remove(action)
-        if previous is not None:
-            compat.assign_action(armature, previous)
-        raise
-    pbones = armature.pose.bones
-    for pb, mode in zip(pbones, state["modes"]):
-        if pb.rotation_mode != mode:
-            pb.rotation_mode = mode
-    for prop, _n in POSE:
-        pbones.foreach_set(prop, arrays["pose_" + prop])
-    for key, value in state["object"].items():
-        armature[key] = value
-    for bone, values in state["bones"].items():
-        for key, value in values.items():
-            pbones[bone][key] = value
-    return action, BakeReport.from_json(state["report"])
+    report = BakeReport.from_json(state["report"])
+    report.per_frame = PerFrame(**{f.name: arrays["per_" + f.name] for f in dataclasses.fields(PerFrame)})
+    if job.setup is not None:
+        if list(job.setup.target.names) != state["names"]:
+            raise MotionMatchingError("%s changed while the crowd was baking: its bones are not the ones baked." % armature.name)
+        result = Result(arrays["keyed"], arrays["rotations"], arrays["located"], arrays["locations"], state["names"])
+        return bake_bridge.Retargeted(result=result, frames=arrays["frames"], report=report, warnings=state["warnings"])
+    skeleton = bake_bridge.database_cache(job.database)("bake_skeleton", lambda: skeleton_of(job.database))
+    if list(skeleton.names) != state["names"]:
+        raise MotionMatchingError("The database changed while the crowd was baking: bake the crowd again.")
+    return bake_bridge.BakeOutput(result=None, frames=arrays["frames"], times=None, locations=arrays["locations"],
+                                  rotations=arrays["rotations"], skeleton=skeleton, settings=None, report=report)

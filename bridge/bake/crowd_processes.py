@@ -1,15 +1,18 @@
-"""Bake All on several processors: the open file saved to a temporary copy,
-background Blender processes started on it (``blender -b -c motion_matching
-crowd-pairs``, :mod:`.child_process`), and the pairs baked by them and by this
-process, each pair by whichever comes to it first (a claim file,
-:class:`.crowd_keys.Claimed`), every one as one process would bake it. The
-others write each pair's keys to a file of its own (:mod:`.crowd_keys`), loaded
-here as they come, between this process's own bakes.
+"""Bake All on several processors: background Blender processes started
+(``blender -b -c motion_matching crowd-pairs``, :mod:`.child_process`) and,
+while they start, the open file saved to a temporary copy they then open; the
+pairs baked by them and by this process, each pair by whichever comes to it
+first (a claim file, :class:`.crowd_keys.Claimed`), every one as one process
+would bake it. The others compute each pair's bake (:func:`.bake_job.compute`:
+the pose arrays and the report, nothing keyed) and write it to a file of its
+own (:mod:`.crowd_keys`); this process keys it as it keys its own
+(:func:`.bake_job.write`), as the files come, between its own bakes. After its
+first bake it leaves what it derived from the database for them to start from.
 
 :func:`bake_pairs` is the generator Bake All runs instead of
 :func:`.crowd.bake_pairs`: it yields the fraction of pairs done and returns the
 results, in the crowd list's order. Closed early (Esc), it stops the processes
-and keeps the pairs already loaded; the temporary folder goes either way.
+and keeps the pairs already keyed; the temporary folder goes either way.
 """
 
 import os
@@ -42,26 +45,36 @@ def process_count(asked, pairs):
     return max(1, min(asked if asked > 0 else machine_processors(), pairs))
 
 
+def copy_path(folder):
+    """Where the copy of the open file goes in ``folder``."""
+    return os.path.join(folder, "crowd.blend")
+
+
 def save_copy(folder):
-    """The open file saved as a copy in ``folder`` (the open file keeps its path)."""
-    path = os.path.join(folder, "crowd.blend")
+    """The open file saved as a copy in ``folder`` (the open file keeps its
+    path), under its name only once it is whole: the processes wait for it."""
+    path = copy_path(folder)
+    aside = os.path.join(folder, "saving.blend")
     try:
-        result = bpy.ops.wm.save_as_mainfile(filepath=path, copy=True, check_existing=False)
+        result = bpy.ops.wm.save_as_mainfile(filepath=aside, copy=True, check_existing=False)
+        if "FINISHED" in result and os.path.isfile(aside):
+            os.replace(aside, path)
     except (RuntimeError, OSError) as ex:
         raise MotionMatchingError("Cannot save a copy of this file for the other processes (%s)." % (
             str(ex).strip().splitlines()[-1] if str(ex).strip() else type(ex).__name__)) from None
-    if "FINISHED" not in result or not os.path.isfile(path):
+    if not os.path.isfile(path):
         raise MotionMatchingError("Cannot save a copy of this file for the other processes.")
     return path
 
 
 class _Processes:
-    """The background processes, their logs and the pairs they still owe."""
+    """The background processes, their logs and the pairs they still owe. They
+    start before the copy (``copy``) is saved, and wait for it."""
 
     def __init__(self, folder, copy, shares):
         self.folder, self.procs, self.logs = folder, [], []
-        for k, share in enumerate(shares):
-            log = open(os.path.join(folder, "process%d.log" % k), "w+")
+        for share in shares:
+            log = tempfile.TemporaryFile("w+")     # gone when closed
             self.logs.append(log)
             argv = [WORKER, "--blend", copy, "--pairs", ",".join(map(str, share)), "--keys", folder]
             self.procs.append((subprocess.Popen(child_process.command(argv), stdin=subprocess.DEVNULL, stdout=log,
@@ -127,20 +140,23 @@ def _bake_steps(context, pairs, settings, processes, results):
         raise MotionMatchingError("Cannot make a folder for the other processes: %s." % (ex.strerror or ex)) from None
     run, own, loaded, made = None, None, {}, []
     try:
-        copy = save_copy(folder)
         order = list(range(len(pairs)))
-        run = _Processes(folder, copy, [order] * (processes - 1 if BAKE_HERE else processes))
+        # Started first: they load Python, bpy and this extension while the copy is saved.
+        run = _Processes(folder, copy_path(folder), [order] * (processes - 1 if BAKE_HERE else processes))
+        save_copy(folder)
         here = crowd_keys.Claimed(folder, pairs, order)
         own_results = []
         own = crowd.bake_pairs(context, here, settings, own_results, (database, "")) if BAKE_HERE else None
         yield 0.0
-        next_look = 0.0
+        next_look, shared = 0.0, not BAKE_HERE
         while len(loaded) < len(pairs):
             if own is not None:
                 try:
                     next(own)
                 except StopIteration:
                     own = None
+                if own_results and not shared:     # the database's tables made by the first bake here
+                    shared = _share_derived(context, folder, database)
                 for i, entry in zip(here.taken, own_results):
                     if i not in loaded:
                         loaded[i] = (pairs[i][1].animation_data.action, entry)
@@ -150,7 +166,7 @@ def _bake_steps(context, pairs, settings, processes, results):
                 next_look = time.perf_counter() + POLL_SECONDS
                 ready = [i for i in order if i not in loaded and os.path.exists(crowd_keys.file_name(folder, i))]
             for i in ready:
-                loaded[i] = _load(pairs[i], crowd_keys.file_name(folder, i))
+                loaded[i] = _load(context, pairs[i], crowd_keys.file_name(folder, i), settings, database)
                 made.append(i)
             if len(results) != len(loaded):
                 results[:] = [loaded[k][1] for k in sorted(loaded)]
@@ -171,11 +187,27 @@ def _bake_steps(context, pairs, settings, processes, results):
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _load(pair, path):
-    """Pair's keys from its file onto its armature: (action, (name, report))."""
-    _ctrl, arm = pair
-    action, report = crowd_keys.load(path, arm)
-    return action, (arm.name, report)
+def _share_derived(context, folder, database):
+    """What this process derived from the database, for the processes to start
+    from (those not started on a pair yet; what cannot be carried, they derive
+    themselves); True."""
+    from ..database import store as database_store
+
+    values = database_store.derived_values(database)
+    crowd_keys.save_derived(folder, database_store.stored_id(context.scene), values)
+    return True
+
+
+def _load(context, pair, path, settings, database):
+    """Pair's bake from its file keyed on its armature as this process keys its
+    own (bake_job.write): (action, (name, report))."""
+    from . import bake_job
+
+    ctrl, arm = pair
+    job = bake_job.start(context, settings, controller=ctrl.name, armature=arm.name, database=(database, ""))
+    job.steps.close()      # computed by another process: only its armature and retarget set-up are used here
+    report, _data = bake_job.write(context, job, crowd_keys.load(path, job))
+    return arm.animation_data.action, (arm.name, report)
 
 
 def _name_in_list_order(loaded, made):

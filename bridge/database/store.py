@@ -136,3 +136,27 @@ def derived(database, name, make):
                 entry.derived[name] = make()
             return entry.derived[name]
     return make()
+
+
+def stored_id(scene):
+    """The stored database's hash, as the scene records it ('' without one)."""
+    return str(scene.get(PROP_ID, "")) if PROP in scene else ""
+
+
+def derived_values(database):
+    """Everything :func:`derived` holds for ``database`` now ({name: value}; empty
+    when it is not the scene's stored database)."""
+    for entry in _cache.values():
+        if entry.database is database:
+            return dict(entry.derived)
+    return {}
+
+
+def add_derived(database, values):
+    """Keep ``values`` ({name: value}: what :func:`derived_values` gave for the
+    same stored database in another process) with ``database``, as :func:`derived`
+    would have made them; names already there keep theirs."""
+    for entry in _cache.values():
+        if entry.database is database:
+            for name, value in values.items():
+                entry.derived.setdefault(name, value)

@@ -2,7 +2,7 @@
 from a copy of the file give every character the same keys, bit for bit, as
 Bake All in one process; Esc stops the processes and keeps what finished;
 a copy that cannot be saved, or a background process that fails, is one
-sentence."""
+sentence. A character of another rig (retargeted) keys as in one process too."""
 
 import json
 import os
@@ -14,6 +14,7 @@ import pytest
 
 import bl_helpers as H
 from test_bake import Event
+from test_bake_retarget import rigify  # noqa: F401  (a fixture)
 from test_crowd import _bake_all_stand_in, _crowd
 
 
@@ -24,16 +25,41 @@ def _short_crowd(take_on_path, count):
     return [(p.controller.name, p.armature.name) for p in scene.motion_matching.crowd]
 
 
+# Every key field foreach_get reads, with its width and type (enums as numbers).
+KEY_FIELDS = (("co", 2, np.float32), ("handle_left", 2, np.float32), ("handle_right", 2, np.float32),
+              ("interpolation", 1, np.int8), ("easing", 1, np.int8), ("handle_left_type", 1, np.int8),
+              ("handle_right_type", 1, np.int8), ("type", 1, np.int8), ("back", 1, np.float32),
+              ("amplitude", 1, np.float32), ("period", 1, np.float32))
+
+
+def _curves(action, obj):
+    """Every F-Curve ``obj`` plays from ``action``, in order: paths, indices,
+    groups, extrapolation, key counts, and every key field of every key."""
+    curves = H.addon_module("bridge.blender.compat").fcurves(action, obj)
+    out = {"paths": np.array([fc.data_path for fc in curves], dtype=str),
+           "indices": np.array([fc.array_index for fc in curves], dtype=np.int64),
+           "groups": np.array([fc.group.name if fc.group else "" for fc in curves], dtype=str),
+           "extrapolation": np.array([fc.extrapolation for fc in curves], dtype=str),
+           "counts": np.array([len(fc.keyframe_points) for fc in curves], dtype=np.int64)}
+    for name, width, dtype in KEY_FIELDS:
+        parts = []
+        for fc in curves:
+            buf = np.empty(len(fc.keyframe_points) * width, dtype=dtype)
+            fc.keyframe_points.foreach_get(name, buf)
+            parts.append(buf)
+        out[name] = np.concatenate(parts)
+    return out
+
+
 def _state(pairs):
     """What Bake All left on each character: its action's name, every F-Curve
     recorded in order (keys, handles, groups, modes), its mm_ properties and bone
     rotation modes; and the crowd's table."""
-    compat = H.addon_module("bridge.blender.compat")
     out = {}
     for _c, name in pairs:
         arm = bpy.data.objects[name]
         action = arm.animation_data.action
-        out[name] = {"action": action.name, "curves": compat.record_curves(action, arm),
+        out[name] = {"action": action.name, "curves": _curves(action, arm),
                      "props": {k: arm[k] for k in arm.keys() if k.startswith("mm_")},
                      "modes": [pb.rotation_mode for pb in arm.pose.bones]}
     out["table"] = bpy.data.texts["Motion Matching Crowd"].as_string()
@@ -168,3 +194,36 @@ def test_a_failed_background_process_is_one_sentence(take_on_path, started, monk
     assert set(bpy.data.actions.keys()) == actions
     assert all(proc.poll() is not None for proc, _share in started[0].procs)
     assert not os.path.exists(started[0].folder)
+
+
+@pytest.mark.usefixtures("rigify")
+def test_a_character_of_another_rig_keys_as_in_one_process(take_on_path, tmp_path, started, monkeypatch):
+    from sample_paths import SAMPLE_TPOSE
+    from test_crowd import _curve, _select
+
+    source, _ctrl = take_on_path(fps=24)
+    bpy.context.view_layer.objects.active = source
+    assert bpy.ops.motion_matching.load_tpose(filepath=SAMPLE_TPOSE, global_scale=0.01) == {"FINISHED"}
+    bpy.ops.object.select_all(action="DESELECT")
+    bpy.ops.object.armature_human_metarig_add()
+    rig = bpy.context.active_object
+    assert bpy.ops.motion_matching.auto_map_bones() == {"FINISHED"}
+    assert bpy.ops.motion_matching.make_tpose() == {"FINISHED"}
+    _select(_curve(), source, rig)
+    assert bpy.ops.motion_matching.add_crowd(count=3, lanes=1) == {"FINISHED"}
+    scene = bpy.context.scene
+    scene.frame_end = scene.frame_start + 48
+    pairs = [(p.controller.name, p.armature.name) for p in scene.motion_matching.crowd]
+    assert rig.name in {name for _c, name in pairs}
+    start = str(tmp_path / "start.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=start)
+    scene.motion_matching.crowd_processes = 1
+    assert bpy.ops.motion_matching.bake_all() == {"FINISHED"}
+    one = _state(pairs)
+    assert "mm_size_ratio" in one[rig.name]["props"]        # retargeted onto the meta-rig
+    monkeypatch.setattr(H.addon_module("bridge.bake.crowd_processes"), "BAKE_HERE", False)  # all in the others
+    bpy.ops.wm.open_mainfile(filepath=start)
+    bpy.context.scene.motion_matching.crowd_processes = 2
+    assert bpy.ops.motion_matching.bake_all() == {"FINISHED"}
+    assert all(proc.returncode == 0 for proc, _share in started[-1].procs)
+    _same(one, _state(pairs))
