@@ -91,3 +91,16 @@ def bake(tmp_path):
             return json.load(fh)
 
     return run
+
+
+@pytest.fixture
+def rigify():
+    """Blender's Rigify add-on enabled for the test (disabled again if it was off)."""
+    import addon_utils
+    import bpy
+
+    was = "rigify" in bpy.context.preferences.addons
+    addon_utils.enable("rigify", default_set=True)
+    yield
+    if not was:
+        addon_utils.disable("rigify", default_set=True)

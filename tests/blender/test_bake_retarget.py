@@ -5,21 +5,9 @@ import json
 
 import bpy
 import numpy as np
-import pytest
 
 import bl_helpers as H
 from sample_paths import SAMPLE_TPOSE
-
-
-@pytest.fixture
-def rigify():
-    import addon_utils
-
-    was = "rigify" in bpy.context.preferences.addons
-    addon_utils.enable("rigify", default_set=True)
-    yield
-    if not was:
-        addon_utils.disable("rigify", default_set=True)
 
 
 def test_bake_onto_meta_rig(tmp_path, rigify, take_on_path):

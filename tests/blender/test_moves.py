@@ -12,6 +12,7 @@ import pytest
 
 import bl_helpers as H
 from sample_paths import SAMPLE_TAKE, SAMPLES
+from test_preview_follow import _followed, _pose_matrices
 from tools import key_digest, path_measure
 
 FPS = 30
@@ -153,11 +154,6 @@ def test_the_command_line_bakes_a_scenario_files_moves(tmp_path):
     assert "move at 121" in proc.stdout
 
 
-def _pose_matrices(obj, names):
-    bpy.context.view_layer.update()
-    return np.array([np.array(obj.matrix_world @ obj.pose.bones[n].matrix) for n in names])
-
-
 def test_the_preview_follows_the_moves_and_equals_the_bake(tagged_scene):
     """The preview plays the moves as the bake does, and an edit of a move
     (here: the run starting later) is followed: the pose is then the new bake's."""
@@ -165,18 +161,13 @@ def test_the_preview_follows_the_moves_and_equals_the_bake(tagged_scene):
     scene = bpy.context.scene
     names = [b.name for b in obj.data.bones]
     frames = (30, 140, 200, 260)
-    follow = path_measure.addon("bridge.preview.follow")
     compat = path_measure.addon("bridge.blender.compat")
     assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
     seen = []
     for moved in (False, True):
         if moved:
             ctrl.motion_matching.moves[1].frame = 161.0
-            # One frame change, then the timer's slices (background Blender runs none by itself).
-            scene.frame_set(scene.frame_current + 1)
-            assert follow.status(scene) is not None          # "updating...": the pose shown is stale
-            follow.finish_pending()
-            assert follow.status(scene) is None
+            _followed(scene)      # one frame change, then the timer's slices
         previewed = {}
         for f in frames:
             scene.frame_set(f)

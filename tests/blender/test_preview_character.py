@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import bl_helpers as H
+from test_preview_follow import _followed
 from tools import rig_file, rigs
 
 FRAMES = (1, 47, 96, 150, 200)
@@ -28,14 +29,6 @@ def _poses(obj, frames=FRAMES):
         bpy.context.view_layer.update()
         out[f] = np.array([np.array(obj.matrix_world @ pb.matrix) for pb in obj.pose.bones])
     return out
-
-
-def _followed(scene):
-    follow = H.addon_module("bridge.preview.follow")
-    scene.frame_set(scene.frame_current + 1)
-    assert follow.status(scene) is not None          # "updating...": the pose shown is stale
-    follow.finish_pending()
-    assert follow.status(scene) is None and not follow.pending()
 
 
 def _baked(obj):
@@ -139,17 +132,6 @@ def test_choosing_a_character_while_previewing_the_skeleton(tmp_path, take_on_pa
     _followed(scene)
     assert scene.motion_matching.preview_armature == hero and source.animation_data.action == take
     _same(_poses(hero), _baked(hero))
-
-
-@pytest.fixture
-def rigify():
-    import addon_utils
-
-    was = "rigify" in bpy.context.preferences.addons
-    addon_utils.enable("rigify", default_set=True)
-    yield
-    if not was:
-        addon_utils.disable("rigify", default_set=True)
 
 
 def test_preview_on_a_generated_rigify_rig_keys_its_fk_controls(rigify, take_on_path):
