@@ -14,7 +14,6 @@ import pytest
 
 import bl_helpers as H
 from test_bake import Event
-from test_bake_retarget import rigify  # noqa: F401  (a fixture)
 from test_crowd import _bake_all_stand_in, _crowd
 
 
