@@ -14,6 +14,7 @@ import tempfile
 
 import bpy
 
+from ..bridge.bake import moves as bake_moves
 from ..core.paths import scenario as core_scenario
 from ..core.measure.report import BakeReport
 from ..core.skeleton import humanoid_joints
@@ -51,6 +52,9 @@ def run(args):
         # Everything that can refuse the run comes before anything is written.
         target = character(args, armatures[0] if armatures else None) if args.character else armatures[0]
         ctrl = controller(args)
+        if args.move_list:
+            # --moves replace the controller's own moves (a scenario's query points, a .blend's list).
+            bake_moves.store_moves(ctrl, args.move_list)
     if args.save_database:
         call(bpy.ops.motion_matching.export_database, filepath=os.path.abspath(args.save_database))
         print("wrote %s" % args.save_database)

@@ -13,7 +13,7 @@ import os
 from ..core.bake import settings as core_bake_settings
 from ..core.database import query as core_tag_query
 from ..core.errors import MotionMatchingError
-from ..core.paths import scenario as core_scenario, scenario_builtins as core_scenario_builtins
+from ..core.paths import moves as core_moves, scenario as core_scenario, scenario_builtins as core_scenario_builtins
 from . import scene_inputs
 
 class Failure(Exception):
@@ -84,6 +84,9 @@ def parser(command="bake"):
                     help="export the baked action to a .bvh, .fbx, .glb or .gltf file (repeatable)")
     ap.add_argument("--fps", type=float, default=24.0, help="the scene's frame rate (default 24)")
     ap.add_argument("--tag-query", default="", help="restrict matching to tagged frames, e.g. 'walk or run'")
+    ap.add_argument("--moves", action="extend", nargs="+", default=[], metavar="FRAME=QUERY",
+                    help="moves along the timeline: from scene FRAME on, bake with tag QUERY (FRAME= alone: back to "
+                         "--tag-query); replaces the path's own moves")
     ap.add_argument("--mirror-takes", nargs="?", const="on", type=str.lower, choices=MIRROR_CHOICES, default=None,
                     help="the database's Mirror Takes: auto (mirror when the skeleton can be mirrored, else say why "
                          "and build without), on (refuse then) or off; alone: on (default: the add-on's, auto)")
@@ -134,6 +137,7 @@ def validate(args):
             core_tag_query.parse_query(args.tag_query)
         except MotionMatchingError as ex:
             raise Failure("--tag-query: %s" % str(ex).rstrip(".") + ".") from None
+    args.move_list = parse_moves(args.moves)
     _check_bake_knobs(args)
     if args.out is None:
         if args.save_database is None:
@@ -209,6 +213,25 @@ def _check_path(args):
             load_scenario(args.scenario, args.speed_scale)
         except MotionMatchingError as ex:
             raise Failure("--scenario %s at --speed-scale %g: %s" % (args.scenario, args.speed_scale, ex)) from None
+
+
+def parse_moves(items):
+    """core Moves of ``--moves`` items ``FRAME=QUERY`` (any order); raises Failure naming the item."""
+    pairs = []
+    for item in items:
+        frame, sep, query = item.partition("=")
+        try:
+            value = float(frame)
+        except ValueError:
+            value = math.nan
+        if not sep or not math.isfinite(value):
+            raise Failure("--moves %s: give each move as FRAME=QUERY, like 120=run (120= goes back to --tag-query)."
+                          % item)
+        pairs.append((value, query))
+    try:
+        return core_moves.Moves.of(pairs)
+    except MotionMatchingError as ex:
+        raise Failure("--moves: %s" % ex) from None
 
 
 def load_scenario(scenario, speed_scale=1.0):

@@ -35,8 +35,9 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
 TOP_KEYS = ("database", "characters", "paths", "entries", "fps", "exports")
 DATABASE_KEYS = ("takes", "file", "scale", "tpose", "dance_card", "mirror")
-ENTRY_KEYS = ("name", "character", "path", "speed_scale", "start_frame", "start_time", "tag_query", "mirror",
-              "exports")
+ENTRY_KEYS = ("name", "character", "path", "speed_scale", "start_frame", "start_time", "tag_query", "moves",
+              "mirror", "exports")
+MOVE_KEYS = ("frame", "time", "query")
 
 
 def read(path):
@@ -234,6 +235,8 @@ def _entry(index, e, characters, paths, database, fps, default_exports):
     if not isinstance(out["tag_query"], str):
         raise ManifestError("%s: tag_query must be text, like \"walk or run\"." % label)
     out["start_frame"] = _start_frame(e, label, fps)
+    if "moves" in e:   # only then: an entry without moves keeps its digest
+        out["moves"] = _moves(e["moves"], label, fps)
     if "controller" in path and (out["speed_scale"] != 1.0 or out["start_frame"] != 1):
         raise ManifestError("%s: speed_scale and start_frame/start_time apply to scenario paths; path %r is a "
                             "controller with its own keys." % (label, e["path"]))
@@ -255,6 +258,36 @@ def _start_frame(e, label, fps):
         seconds = _number(e["start_time"], label + ": start_time", 0.0, START_FRAME_RANGE[1] / fps)
         return 1 + int(round(seconds * fps))
     return _number(e.get("start_frame", 1), label + ": start_frame", *START_FRAME_RANGE, kind=int)
+
+
+def _moves(moves, label, fps):
+    """[[scene frame, tag query], ...] in frame order: each move a table with
+    frame (a scene frame) or time (seconds after frame 1, as start_time), and query."""
+    if not isinstance(moves, list):
+        raise ManifestError("%s: moves must be a list of tables like {frame = 120, query = \"run\"}." % label)
+    out = []
+    for i, m in enumerate(moves):
+        where = "%s: moves[%d]" % (label, i)
+        if not isinstance(m, dict):
+            raise ManifestError("%s must be a table like {frame = 120, query = \"run\"}." % where)
+        _known(m, MOVE_KEYS, where)
+        if ("frame" in m) == ("time" in m):
+            raise ManifestError("%s needs frame (a scene frame) or time (seconds after frame 1), one of the two."
+                                % where)
+        if "frame" in m:
+            frame = _number(m["frame"], where + " frame", *START_FRAME_RANGE)
+        else:
+            frame = 1.0 + _number(m["time"], where + " time", 0.0, START_FRAME_RANGE[1] / fps) * fps
+        query = m.get("query")
+        if not isinstance(query, str):
+            raise ManifestError("%s needs query: a tag query in quotes (\"\" goes back to the entry's tag_query)."
+                                % where)
+        out.append([float(frame), query.strip()])
+    out.sort(key=lambda move: move[0])
+    for (a, _), (b, _) in zip(out, out[1:]):
+        if a == b:
+            raise ManifestError("%s: two moves start on frame %g; each move needs a frame of its own." % (label, a))
+    return out
 
 
 def database_key(entry):
