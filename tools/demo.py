@@ -3,7 +3,9 @@
     .venv-5.0/bin/python -m tools.demo --out out/demo      # from the repository root
 
 Imports the sample take with its virtual root, tags it from the shipped dance
-card, builds the database, lays the built-in 'showcase' path, makes a
+card, builds the database, lays the built-in 'showcase' path with moves along
+the timeline (stand, run, stand, walk, stand: the tag query changing with
+what the path asks), makes a
 skinned Mixamo-named character the way Blender's glTF importer gives one
 (tools/rigs.py), maps it and bakes straight onto it (retargeted), exports BVH
 and glTF, prints the report, and renders pictures with Workbench: a top view of
@@ -30,6 +32,9 @@ def call(op, **kw):
     """Run an operator as the bake command does (its error report is a Failure)."""
     return addon_session.addon_module("cli.bake").call(op, **kw)
 SAMPLES = os.path.join(REPO, "samples")
+# The moves along the showcase: (seconds from its start, tag query), each
+# where the path starts to stand, run or walk (core/paths/scenario_builtins.py).
+MOVES = ((0.0, "idle"), (1.0, "run"), (5.75, "idle"), (6.75, "walk"), (13.0, "idle"))
 
 
 def parse(argv):
@@ -61,6 +66,9 @@ def build_scene(args):
     call(ops.add_scenario_controller, scenario="showcase", frame_start=1, update_scene_range=True)
     controller = bpy.context.active_object
     scene.motion_matching.controller = controller
+    moves = addon_session.addon_module("core.paths.moves")
+    addon_session.addon_module("bridge.bake.moves").store_moves(
+        controller, moves.moves_of_times([t for t, _ in MOVES], [q for _, q in MOVES], args.fps))
     target = retarget_target(source)
     scene.motion_matching.bake_armature = target
     bpy.context.view_layer.objects.active = target
@@ -131,10 +139,27 @@ def render_pictures(args, target, controller):
     follow_camera(scene, facts)
     top_view.workbench(scene, (480, 270))
     scene.display.shading.light = "STUDIO"
-    written = [top, contact_sheet(args, scene)]
-    if not args.no_video:
-        written += video(args, scene)
+    stamp = move_stamp(scene, controller)
+    bpy.app.handlers.frame_change_pre.append(stamp)
+    try:
+        written = [top, contact_sheet(args, scene)]
+        if not args.no_video:
+            written += video(args, scene)
+    finally:
+        bpy.app.handlers.frame_change_pre.remove(stamp)
     return written
+
+
+def move_stamp(scene, controller):
+    """A frame-change handler that writes the move in force (its tag query)
+    into the stamp's note, so every picture says what the bake searched."""
+    moves = addon_session.addon_module("bridge.bake.moves").controller_moves(scene, controller)
+    base = scene.motion_matching.tag_query
+
+    def stamp(scene, *_):
+        scene.render.stamp_note_text = "move: %s" % (moves.query_at(scene.frame_current, base) or "all")
+
+    return stamp
 
 
 def follow_camera(scene, facts):
@@ -254,6 +279,7 @@ def _stamp(scene, on):
         if hasattr(r, "use_stamp_" + key):
             setattr(r, "use_stamp_" + key, False)
     r.use_stamp_frame = True
+    r.use_stamp_note = on
     r.stamp_font_size = 18
 
 

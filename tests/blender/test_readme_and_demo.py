@@ -44,6 +44,10 @@ def test_demo_command(tmp_path):
     assert "tracking error" in proc.stdout and "worst moments" in proc.stdout
     report = json.loads((out / "report.json").read_text())
     assert report["frames"] > 300
+    # The demo's moves: a stand, a run, a stand, a walk and a stand, each mostly on its tags.
+    assert [m["query"] for m in report["moves"]] == ["idle", "run", "idle", "walk", "idle"]
+    assert all(m["share"] > 0.8 for m in report["moves"]), report["moves"]
+    assert "move at 25" in proc.stdout
     # A real PNG was written.
 
     with open(out / "contact_sheet.png", "rb") as fh:
