@@ -159,3 +159,23 @@ def test_entries_whose_database_cannot_be_built_are_named(tmp_path, cast):
     assert proc.stdout.count("FAILED: its database was not built: ") == 2
     assert proc.stderr.strip().splitlines()[-1] == "motion_matching: 2 of 2 entries failed: 1 (one), 2 (two)."
     assert not os.path.exists(tmp_path / "out" / "database" / "plain.npz")
+
+
+def test_an_entrys_moves_are_baked_and_a_move_naming_no_tag_fails_that_entry_alone(tmp_path, cast):
+    from sample_paths import SAMPLES
+
+    manifest = cast([])
+    text = manifest.read_text().replace("mirror = false\n", "mirror = false\ndance_card = %s\n" % json.dumps(
+        os.path.join(SAMPLES, "jl_mm_dance_card.toml")))
+    text += ('[[entries]]\nname = "moving"\ncharacter = "hero"\npath = "short"\n'
+             'moves = [{ time = 1.5, query = "run" }, { frame = 1, query = "walk" }]\n'
+             '[[entries]]\nname = "limping"\ncharacter = "hero"\npath = "short"\n'
+             'moves = [{ frame = 30, query = "limp" }]\n')
+    manifest.write_text(text)
+    out = tmp_path / "out"
+    proc = _batch(manifest, out)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines()[-1] == "motion_matching: 1 of 2 entries failed: 2 (limping)."
+    report = json.loads((out / "entries" / "moving" / "report.json").read_text())
+    assert [(m["frame"], m["query"]) for m in report["moves"]] == [(1.0, "walk"), (37.0, "run")]
+    assert "'limp'" in proc.stdout and not (out / "entries" / "limping").exists()
