@@ -8,7 +8,7 @@ import pytest
 
 from core.io import bvh_parse
 from core.maths import transforms as tf
-from tools import bvh_writer, convention_takes as ct
+from tools import bvh_writer, convention_takes as ct, thin_takes as tt
 
 TOL_CM = 1e-3     # the files hold six decimals
 
@@ -110,3 +110,33 @@ def test_cmu_names_rate_units_and_proportions(sample, written):
     mid = take.pos[1:-1:2, idx["LeftFoot"]]
     around = 0.5 * (take.pos[0:-2:2, idx["LeftFoot"]] + take.pos[2::2, idx["LeftFoot"]])
     assert np.abs(mid - around).max() * to_cm < 2.0
+
+
+def _feet(take):
+    """Ankles, hips and toes in metres, Z up (the measures' axes)."""
+    z = lambda n: take.pos_of(n)[:, [0, 2, 1]] * 0.01  # noqa: E731
+    return np.stack([z("LeftAnkle"), z("RightAnkle")], 1), z("Hips"), np.stack([z("LeftToe"), z("RightToe")], 1)
+
+
+def test_thin_clips_are_short_moving_one_way_sliding_and_dipping(sample, tmp_path):
+    from core.measure import path_metrics as pm
+
+    paths = tt.thin_takes(sample, str(tmp_path / "thin"))
+    assert len(paths) >= 3
+    clips = [ct.read_take(p) for p in paths]
+    feet = [_feet(c) for c in clips]
+    for take, (ankles, hips, toes) in zip(clips, feet):
+        assert take.frame_time == pytest.approx(1.0 / tt.THIN_FPS, abs=1e-5)
+        assert 2.9 <= len(take.pos) * take.frame_time <= 6.1
+        speed, heading, off = tt._travel(take)
+        inner = slice(8, -8)                                        # the window is whole there
+        assert speed[inner].min() > 0.5                             # no stand
+        assert np.degrees(np.ptp(heading)) < 150.0                  # no reversal
+        assert np.degrees(np.abs(off[inner])).max() < 90.0                 # no turn on the spot, no backing
+        assert toes[..., 2].min() < -0.01                           # toes below the floor
+    floor = pm.contact_height(np.concatenate([a[..., 2] for a, _h, _t in feet]),
+                              np.concatenate([np.linalg.norm(np.gradient(t, axis=0) * tt.THIN_FPS, axis=-1)
+                                              < pm.CONTACT_SPEED for _a, _h, t in feet]))
+    parts = [pm.ankle_sliding(a, h, tt.THIN_FPS, floor) for a, h, _t in feet]
+    cm = 100 * 0.5 * sum(p["left_m"] + p["right_m"] for p in parts) / sum(p["moving_s"] for p in parts)
+    assert 5.5 < cm < 9.0                                           # about 7 cm per foot per moving second

@@ -18,6 +18,11 @@ Run from the repository root (no Blender needed):
   projected to the ground, turned with the hips' facing) > ``pelvis`` >
   ``spine_01``... / ``thigh_l``, ``calf_l``, ``foot_l``, ``ball_l``...,
   centimetres.
+- ``thin``: the sample's own skeleton cut into clips of 3-6 s that each keep
+  moving one way (no stand, no reversal, no turn on the spot: what the takes
+  users bring hold), with feet that slide a little (the body drifts to and
+  fro, about 7 cm per foot per moving second) and a body that sinks now and
+  then so the toes dip below the floor; 30 fps.
 
 Every joint's world position equals the sample's (the CMU take: retargeted to
 its proportions); tests/test_convention_takes.py reads them back with the
@@ -318,13 +323,17 @@ def write_all(out, which=("cmu", "bandai", "unreal"), sample=SAMPLE):
         made["bandai"] = bandai_takes(take, os.path.join(out, "bandai"))
     if "unreal" in which:
         made["unreal"] = unreal_take(take, os.path.join(out, "unreal_like.bvh"))
+    if "thin" in which:
+        from .thin_takes import thin_takes
+
+        made["thin"] = thin_takes(take, os.path.join(out, "thin"))
     return made
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="folder to write into (made if missing)")
-    ap.add_argument("--which", nargs="+", default=["cmu", "bandai", "unreal"], choices=["cmu", "bandai", "unreal"])
+    ap.add_argument("--which", nargs="+", default=["cmu", "bandai", "unreal"], choices=["cmu", "bandai", "unreal", "thin"])
     args = ap.parse_args(argv)
     for name, paths in write_all(args.out, args.which).items():
         print("%s: %d file(s), first %s" % (name, len(paths), paths[0]))

@@ -155,6 +155,63 @@ SUITE = {
 }
 
 
+def fast_reversal():
+    def build(b):
+        b.stand(1.0)
+        b.move([("line", 12.0)], 3.2, 1.75)
+        b.move([("line", 12.0)], 3.2, 1.75, turn_degrees=180.0)
+        b.stand(1.0)
+
+    return ("Fast reversal", "Stand 1 s, run 12 m at 3.2 m/s, turn back at once (180 degrees), run 12 m back, "
+            "stand 1 s", _builder_points(build))
+
+
+def run_zigzag():
+    leg, n = 4.2, 6
+    pos, corners = np.zeros(2), []
+    for i in range(n):
+        pos = pos + leg * yaw_to_facing(math.radians(45.0 if i % 2 == 0 else -45.0))
+        corners.append(pos.copy())
+    pts = [(0.0, 0.0, 0.0)] + polyline_move(1.0, np.zeros(2), corners, 2.5, 1.2)
+    t_end, x, y = pts[-1]
+    pts.append((t_end + 1.0, x, y))
+    return ("Run zig-zag", "Stand 1 s, six 4.2 m legs at 2.5 m/s with sharp 90-degree corners, stand 1 s", pts)
+
+
+def start_stop():
+    def build(b):
+        b.stand(1.0)
+        for k in range(4):
+            b.move([("line", 6.0)], 2.5 if k % 2 else 1.2, 1.2)
+            b.stand(2.0 if k < 3 else 1.0)
+
+    return ("Start, stop", "Stand 1 s, then four times: 6 m straight (walk 1.2 m/s, then run 2.5 m/s in turn) "
+            "and stand 2 s", _builder_points(build))
+
+
+# Paths where the takes users bring hold little (bench/bench_gliding.py); not in the suite's files.
+EXTRA = {
+    "fast_reversal": fast_reversal,
+    "run_zigzag": run_zigzag,
+    "start_stop": start_stop,
+}
+
+
+def write(out, paths):
+    """Write the scenario files of ``paths`` ({name: maker}) into ``out``; their paths."""
+    os.makedirs(out, exist_ok=True)
+    written = []
+    for key, make in paths.items():
+        data = to_dict(*make())
+        sc.scenario_from_dict(data, key)   # refuse to write a file the loader would refuse
+        path = os.path.join(out, key + ".json")
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=None, separators=(",", ":"))
+            fh.write("\n")
+        written.append((path, data))
+    return written
+
+
 def to_dict(name, description, points):
     out = []
     for p in points:
@@ -169,14 +226,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=OUT)
     args = ap.parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
-    for key, make in SUITE.items():
-        data = to_dict(*make())
-        sc.scenario_from_dict(data, key)   # refuse to write a file the loader would refuse
-        path = os.path.join(args.out, key + ".json")
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=None, separators=(",", ":"))
-            fh.write("\n")
+    for path, data in write(args.out, SUITE):
         print("wrote %s (%.1f s, %d points)" % (path, data["points"][-1]["t"], len(data["points"])))
 
 

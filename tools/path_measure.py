@@ -156,6 +156,11 @@ def measure(bake, raw, floor, path=None, asked_facing=None, raw_pairs=None):
                                          out["raw_height_sliding"]["cm_per_foot_per_moving_s"])
     out["unsupported_s"] = pm.unsupported_stretch(bake.ankles, bake.hips, fps)
     out["raw_unsupported_s"] = max(pm.unsupported_stretch(c.ankles, c.hips, c.fps) for c in clips)
+    # Glides: travel with no still ankle for 0.4 s or more (total and longest).
+    out["glide"] = pm.glides(bake.ankles, bake.hips, fps)
+    raw_glide = [pm.glides(c.ankles, c.hips, c.fps) for c in clips]
+    out["raw_glide"] = {"count": sum(g["count"] for g in raw_glide), "total_s": sum(g["total_s"] for g in raw_glide),
+                        "longest_s": max(g["longest_s"] for g in raw_glide)}
     out["seed"] = pm.seed_sliding(bake.ankles, fps)
     out["raw_seed"] = pm.seed_sliding(raw.ankles, raw.fps)
     facing = pm.body_facing(bake.hip_joints[:, 0], bake.hip_joints[:, 1])

@@ -84,6 +84,8 @@ def two_bone_ik(hip, knee, ankle, target, pole, max_extension=0.9999, straight_t
                 pole_blend=0.0):
     """ik.two_bone_ik of rows (lists of [x, y, z]): ``(hip deltas, knee deltas)``, lists of [w, x, y, z]."""
     legs = [_bend_plane(*row, straight_tolerance, pole_blend) for row in zip(hip, knee, ankle, target, pole)]
+    if not legs:     # no rows: the products below would not keep the matrices' shape
+        return [], []
     angles = np.array([leg[-1] for leg in legs])
     cos, sin = np.cos(angles).tolist(), np.sin(angles).tolist()
     frames = [_frames(leg, c, s, max_extension) for leg, c, s in zip(legs, cos, sin)]

@@ -60,6 +60,7 @@ TRAVEL_SPEED = 0.5        # m/s: facing against travel is judged above this hips
 TRAVEL_WINDOW = 0.5       # s: centred window of the travel direction
 GLIDE_SPEED = 0.5         # m/s: hips speed of a glide
 GLIDE_SECONDS = 0.5       # s: a glide lasts longer than this without a step
+GLIDE_MIN_SECONDS = 0.4   # s: travel with no still ankle this long is a glide (glides)
 ROTATION_PERCENTILE = 99.9
 
 
@@ -270,11 +271,9 @@ def frozen_glides(planted_steps, hips, fps, speed=GLIDE_SPEED, seconds=GLIDE_SEC
     return glides
 
 
-def unsupported_stretch(ankles, hips, fps, speed=0.5, still=0.3):
-    """The longest stretch, in seconds, where the hips move horizontally faster
-    than ``speed`` m/s while neither ankle is nearly still (horizontal speed
-    under ``still`` m/s): a body travelling with no foot holding the ground
-    (a frozen glide or feet skating). Speeds are per step."""
+def _unsupported_runs(ankles, hips, fps, speed, still):
+    """Lengths (in steps) of the runs where the hips move horizontally faster
+    than ``speed`` m/s while neither ankle is under ``still`` m/s (per step)."""
     ankles = _points(ankles, 3, "ankles")
     _same_length(ankles=ankles, hips=_points(hips, 2, "hips"))
     fps = _rate(fps)
@@ -282,8 +281,25 @@ def unsupported_stretch(ankles, hips, fps, speed=0.5, still=0.3):
     no_foot = np.all(horizontal_steps(ankles) * fps >= still, axis=1)
     bad = np.concatenate([[0], (travel & no_foot).astype(np.int8), [0]])
     edges = np.diff(bad)
-    runs = np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)
+    return np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1), fps
+
+
+def unsupported_stretch(ankles, hips, fps, speed=0.5, still=0.3):
+    """The longest stretch, in seconds, where the hips move horizontally faster
+    than ``speed`` m/s while neither ankle is nearly still (horizontal speed
+    under ``still`` m/s): a body travelling with no foot holding the ground
+    (a frozen glide or feet skating). Speeds are per step."""
+    runs, fps = _unsupported_runs(ankles, hips, fps, speed, still)
     return float(runs.max() / fps) if len(runs) else 0.0
+
+
+def glides(ankles, hips, fps, speed=GLIDE_SPEED, still=0.3, seconds=GLIDE_MIN_SECONDS):
+    """Glides: stretches of :func:`unsupported_stretch`'s kind lasting at least
+    ``seconds``. Returns their count, total and longest length in seconds."""
+    runs, fps = _unsupported_runs(ankles, hips, fps, speed, still)
+    runs = runs[runs / fps >= seconds - 1e-9]
+    return {"count": int(len(runs)), "total_s": float(runs.sum() / fps),
+            "longest_s": float(runs.max() / fps) if len(runs) else 0.0}
 
 
 def rotation_steps(quats):

@@ -30,3 +30,17 @@ def test_solve_many_is_each_solve_bit_for_bit():
     LegSolver(sk, pose, forward).solve_many(together, parts)
     assert together.tobytes() == alone.tobytes()
     assert not np.array_equal(together, rots)        # the legs did move
+
+
+def test_solve_many_of_parts_with_no_steps_leaves_the_pose():
+    # A foot lock whose releases fall on no step of the stretch asks for none.
+    sk = leg_skeleton()
+    S, J = 10, len(sk.parents)
+    rots = tf.quat_normalize(np.array([1.0, 0.0, 0.0, 0.0]) + np.random.default_rng(2).normal(scale=0.2,
+                                                                                               size=(S, J, 4)))
+    pose = forward_kinematics(sk, np.zeros((S, J, 3)), rots)
+    empty = np.zeros(0, dtype=np.int64)
+    parts = [(side, empty, np.zeros((0, 3)), np.zeros(0)) for side in range(len(sk.legs))]
+    out = rots.copy()
+    LegSolver(sk, pose, np.tile([0.0, -1.0, 0.0], (S, 1))).solve_many(out, parts)
+    assert out.tobytes() == rots.tobytes()

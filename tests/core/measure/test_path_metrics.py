@@ -306,6 +306,26 @@ def test_unsupported_stretch_counts_travel_with_no_still_ankle():
     assert pm.unsupported_stretch(ankles, hips * [0.2, 1, 1], fps) == 0.0    # the body barely moves
 
 
+def test_glides_count_stretches_of_0_4_s_or_more_with_no_still_ankle():
+    from core.measure import path_metrics as pm
+
+    fps = 10.0
+    t = np.arange(61) / fps
+    hips = np.stack([t * 1.0, np.zeros_like(t), np.full_like(t, 0.9)], axis=1)   # 1 m/s throughout
+    # Both ankles move with the hips except over the steps from frames 10, 24,
+    # 28 and 34, where they stand: stretches of 1.0, 1.3, 0.3 (too short), 0.5 and 2.5 s.
+    still = np.zeros(61, dtype=bool)
+    still[[10, 24, 28, 34]] = True
+    ankles = np.zeros((61, 2, 3))
+    ankles[:, 0, 0] = ankles[:, 1, 0] = np.concatenate([[0.0], np.cumsum(np.where(still[:-1], 0.0, 0.1))])
+    got = pm.glides(ankles, hips, fps)
+    assert got["count"] == 4
+    assert got["total_s"] == pytest.approx(1.0 + 1.3 + 0.5 + 2.5)
+    assert got["longest_s"] == pytest.approx(2.5) == pytest.approx(pm.unsupported_stretch(ankles, hips, fps))
+    assert pm.glides(ankles, hips * [0.3, 1, 1], fps)["count"] == 0   # the body barely moves
+    assert pm.glides(ankles, hips, fps, seconds=5.0) == {"count": 0, "total_s": 0.0, "longest_s": 0.0}
+
+
 def test_rotation_change_of_a_take_in_clips_counts_no_step_across_two():
     # One take cut in two clips that do not join (the second starts 90 degrees on):
     # the steps are those within each clip, so the raw percentile stays 1 degree.
