@@ -4,11 +4,23 @@ one matcher per distinct query, each step searched by the one in force there.
 The matchers' own memory of the steps played (the look-ahead's contact times
 and drift) depends on the rows played alone, so every matcher is told of every
 step and any of them can take over at a move.
+
+The search anticipates (with the look-ahead on): on the steps within its
+horizon before a move, a lead-in matcher searches the rows of both queries and
+may also search the old query's rows that play into the coming one's within the
+horizon (though they lack a lead of their own), and prices each candidate by when playing on from it reaches a row of the coming
+query: on the move's step costs nothing, later (or never) costs
+``LEAD_LATE_COST``, earlier costs up to ``LEAD_EARLY_COST`` (the new query
+played before its move; all of it half a horizon early). Rows that arrive on the move's step are offered among
+the candidates too, so a run asked from frame 120 can begin there from a walk
+that leads into it rather than by a jump.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
+
+from .look_ahead import TUNING
 
 
 @dataclass
@@ -29,6 +41,88 @@ class StepRows:
             return False
         return all(np.array_equal(a, b) and np.array_equal(pa, pb)
                    for (a, pa), (b, pb) in zip(self.rows, other.rows))
+
+
+# Costs in the look-ahead's units: arriving late means a jump at the move, priced as a dead end.
+LEAD_LATE_COST = TUNING.dead_end_cost    # a candidate that reaches none of the coming query's rows by the move
+LEAD_EARLY_COST = TUNING.dead_end_cost   # one that reaches them half a horizon or more before the move (less when nearer)
+LEAD_OFFERED = 8         # rows arriving on the move's step offered among the candidates
+
+
+def lead_steps(which, horizon):
+    """(S,) int64: for each step within ``horizon`` steps before a change of the
+    query in force, the index of the step the coming query starts on; -1 elsewhere."""
+    which = np.asarray(which, dtype=np.int64)
+    out = np.full(len(which), -1, dtype=np.int64)
+    for m in np.flatnonzero(which[1:] != which[:-1]) + 1:
+        lo = max(int(m) - int(horizon), 0)
+        same = which[lo:m] == which[m - 1]       # only the stretch the move ends
+        first = lo + (len(same) - int(np.argmin(same[::-1])) if not same.all() else 0)
+        out[first:m] = m
+    return out
+
+
+def reach_rows(db, target, through, never=10 ** 9):
+    """(N,) int64 steps of playing on from each row until the first row of
+    ``target`` (0 for a row in it), passing only rows of ``through`` within the
+    clip; ``never`` when playing on does not get there."""
+    n = db.num_rows
+    target = np.asarray(target, dtype=bool)
+    blocked = np.flatnonzero(~(np.asarray(through, dtype=bool) | target))
+    hits = np.flatnonzero(target)
+    idx = np.arange(n)
+    ends = np.asarray(db.clip_offsets[1:], dtype=np.int64)[db.clip_index]
+    nxt_hit = np.append(hits, n)[np.searchsorted(hits, idx)]
+    nxt_block = np.append(blocked, n)[np.searchsorted(blocked, idx)]
+    ok = (nxt_hit < ends) & (nxt_hit < nxt_block)
+    return np.where(ok, nxt_hit - idx, never)
+
+
+class LeadIn:
+    """The cost a lead-in matcher adds to each candidate (see the module's description)
+    and the rows it offers: ``reach`` (N,) from :func:`reach_rows`, ``move_at`` (S,)
+    from :func:`lead_steps`, ``horizon`` in steps."""
+
+    def __init__(self, reach, move_at, horizon):
+        self.reach, self.move_at, self.horizon = reach, move_at, max(int(horizon), 1)
+
+    def cost(self, rows, s):
+        left = int(self.move_at[s]) - s
+        r = self.reach[rows]
+        early = np.minimum(np.maximum(left - r, 0) * (2.0 / self.horizon), 1.0) * LEAD_EARLY_COST
+        return np.where(r > left, LEAD_LATE_COST, early)
+
+    def offered(self, rows, costs, s, k=LEAD_OFFERED):
+        """Positions in ``rows`` (costs ``costs``) of the ``k`` cheapest rows arriving on the move's step
+        (ties: the lowest position)."""
+        at = np.flatnonzero(self.reach[rows] == int(self.move_at[s]) - s)
+        return at[np.argsort(costs[at], kind="stable")[:k]]
+
+
+def lead_matchers(step_rows, make, db, horizon):
+    """(matchers, which): one matcher per distinct query (``make(allowed, playable)``)
+    and, when ``horizon`` > 0 (steps the look-ahead sees), one per change of query
+    (old, new) searching both queries' rows with a :class:`LeadIn`, used on the
+    steps within the horizon before the change."""
+    matchers = [make(a, p) for a, p in step_rows.rows]
+    which = np.asarray(step_rows.which, dtype=np.int64).copy()
+    if horizon <= 0 or not hasattr(matchers[0], "lead"):
+        return matchers, which
+    move_at = lead_steps(step_rows.which, horizon)
+    pairs = {}
+    for s in np.flatnonzero(move_at >= 0):
+        key = (int(step_rows.which[s]), int(step_rows.which[move_at[s]]))
+        if key not in pairs:
+            (a, p), (na, np_) = step_rows.rows[key[0]], step_rows.rows[key[1]]
+            through, target = p | np_ | a | na, np_ | na
+            reach = reach_rows(db, target, through)
+            # Both queries' rows, and the old query's that play into the new one's within the horizon.
+            m = make(a | na | (through & (reach <= horizon)), through)
+            m.lead = LeadIn(reach, move_at, horizon)
+            pairs[key] = len(matchers)
+            matchers.append(m)
+        which[s] = pairs[key]
+    return matchers, which
 
 
 class MovesMatcher:
