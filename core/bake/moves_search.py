@@ -10,8 +10,12 @@ horizon before a move, a lead-in matcher searches the rows of both queries and
 may also search the old query's rows that play into the coming one's within the
 horizon (though they lack a lead of their own), and prices each candidate by when playing on from it reaches a row of the coming
 query: on the move's step costs nothing, later (or never) costs
-``LEAD_LATE_COST``, earlier costs up to ``LEAD_EARLY_COST`` (the new query
-played before its move; all of it half a horizon early). Rows that arrive on the move's step are offered among
+``LEAD_LATE_COST``, earlier costs ``LEAD_EARLY_COST`` per quarter of the
+horizon (the new query played before its move: more than a moment early
+costs more than a jump at the move); later by a step or two (``LEAD_SLACK``)
+costs in proportion, and such rows play on across the move into the new
+query's (the bake's search points fall every few steps, so an arrival on the
+very step is rare). From then on the row playing must carry the move's query. Rows that arrive on the move's step are offered among
 the candidates too, so a run asked from frame 120 can begin there from a walk
 that leads into it rather than by a jump.
 """
@@ -45,7 +49,8 @@ class StepRows:
 
 # Costs in the look-ahead's units: arriving late means a jump at the move, priced as a dead end.
 LEAD_LATE_COST = TUNING.dead_end_cost    # a candidate that reaches none of the coming query's rows by the move
-LEAD_EARLY_COST = TUNING.dead_end_cost   # one that reaches them half a horizon or more before the move (less when nearer)
+LEAD_EARLY_COST = TUNING.dead_end_cost   # one that reaches them a quarter horizon early (in proportion)
+LEAD_SLACK = 0.1         # of the horizon: a move's rows may come this late when playing on brings them
 LEAD_OFFERED = 8         # rows arriving on the move's step offered among the candidates
 
 
@@ -60,6 +65,12 @@ def lead_steps(which, horizon):
         first = lo + (len(same) - int(np.argmin(same[::-1])) if not same.all() else 0)
         out[first:m] = m
     return out
+
+
+def lead_slack(horizon):
+    """Steps a move's rows may come late (a tenth of the look-ahead's horizon): the rows
+    playing into the coming query within them play on across the move."""
+    return max(int(round(horizon * LEAD_SLACK)), 0)
 
 
 def reach_rows(db, target, through, never=10 ** 9):
@@ -89,8 +100,10 @@ class LeadIn:
     def cost(self, rows, s):
         left = int(self.move_at[s]) - s
         r = self.reach[rows]
-        early = np.minimum(np.maximum(left - r, 0) * (2.0 / self.horizon), 1.0) * LEAD_EARLY_COST
-        return np.where(r > left, LEAD_LATE_COST, early)
+        early = np.maximum(left - r, 0) * (10.0 * LEAD_EARLY_COST / self.horizon)
+        slack = lead_slack(self.horizon)
+        late = np.minimum((r - left) / (slack + 1.0), 1.0) * LEAD_LATE_COST
+        return np.where(r > left, late, early)
 
     def offered(self, rows, costs, s, k=LEAD_OFFERED):
         """Positions in ``rows`` (costs ``costs``) of the ``k`` cheapest rows arriving on the move's step
@@ -100,16 +113,19 @@ class LeadIn:
 
 
 def lead_matchers(step_rows, make, db, horizon):
-    """(matchers, which): one matcher per distinct query (``make(allowed, playable)``)
-    and, when ``horizon`` > 0 (steps the look-ahead sees), one per change of query
-    (old, new) searching both queries' rows with a :class:`LeadIn`, used on the
-    steps within the horizon before the change."""
+    """(matchers, which, grace) for :class:`MovesMatcher`: one matcher per distinct query
+    (``make(allowed, playable)``) and, when ``horizon`` > 0 (steps the look-ahead sees),
+    one per change of query (old, new) searching both queries' rows with a
+    :class:`LeadIn`, used on the steps within the horizon before the change; ``grace``
+    {step: playable rows}: on a move's step and the :func:`lead_slack` after it, the new
+    query's rows and those playing into them within the slack."""
     matchers = [make(a, p) for a, p in step_rows.rows]
-    which = np.asarray(step_rows.which, dtype=np.int64).copy()
+    own = np.asarray(step_rows.which, dtype=np.int64)
+    which = own.copy()
     if horizon <= 0 or not hasattr(matchers[0], "lead"):
-        return matchers, which
+        return matchers, which, {}
     move_at = lead_steps(step_rows.which, horizon)
-    pairs = {}
+    pairs, grace, slack = {}, {}, lead_slack(horizon)
     for s in np.flatnonzero(move_at >= 0):
         key = (int(step_rows.which[s]), int(step_rows.which[move_at[s]]))
         if key not in pairs:
@@ -119,10 +135,17 @@ def lead_matchers(step_rows, make, db, horizon):
             # Both queries' rows, and the old query's that play into the new one's within the horizon.
             m = make(a | na | (through & (reach <= horizon)), through)
             m.lead = LeadIn(reach, move_at, horizon)
+            m.grace = (np.asarray(matchers[key[1]].playable) | (reach <= slack)).tolist()
             pairs[key] = len(matchers)
             matchers.append(m)
         which[s] = pairs[key]
-    return matchers, which
+        if move_at[s] == s + 1:         # the move's step and the slack after it (within its stretch)
+            m_at = s + 1
+            for g in range(m_at, min(m_at + slack + 1, len(own))):
+                if own[g] != own[m_at]:
+                    break
+                grace[g] = matchers[pairs[key]].grace
+    return matchers, which, grace
 
 
 class MovesMatcher:
@@ -130,11 +153,14 @@ class MovesMatcher:
     ``playable_at[s]``: the rows step ``s`` plays on through (a list of bools,
     shared between the steps of one query)."""
 
-    def __init__(self, matchers, which):
+    def __init__(self, matchers, which, grace=None):
+        # ``grace`` {step: rows playable there} (lead_matchers): a move's step and the slack after it.
         self.matchers = list(matchers)
         self.which = [int(k) for k in np.asarray(which)]
         lists = [np.asarray(m.playable).tolist() for m in self.matchers]
         self.playable_at = [lists[k] for k in self.which]
+        for s, rows in (grace or {}).items():
+            self.playable_at[s] = rows
         self.playable = self.matchers[self.which[0]].playable
         self.ahead = getattr(self.matchers[0], "ahead", None)
 
