@@ -131,3 +131,43 @@ def test_lead_in_steps_and_reach():
     b_first = clip1 + int(np.argmax(rows.selected("b")[clip1:]))
     assert reach[b_first] == 0 and reach[b_first - 5] == 5 and reach[clip1] == b_first - clip1
     assert (reach[:clip1] >= 10 ** 9).all()      # the first clip never plays into 'b'
+
+
+def _walked_at_its_speed(database):
+    frames = run.frames_to_key(1, 181)
+    steps = run.step_frames(database, frames, 30.0)
+    world = np.column_stack([np.zeros(len(steps)), -0.6 * (steps - 1) / 30.0, np.zeros(len(steps))])
+    return run.ControllerPath.from_world(world, None, frames, 30.0, armature_world=np.eye(4))
+
+
+def test_each_move_reports_its_sliding_and_tracking_and_honoured_moves_warn_of_nothing():
+    database = walk_database(tags=(("a", 0, 119), [("a", 0, 59), ("b", 60, 119)]))
+    path = _walked_at_its_speed(database)
+    # A move holding for every frame measures as the whole bake.
+    whole = run.run(database, path, BakeSettings(), moves=Moves.of([(-10, "a"), (500, "b")])).report
+    first, never = whole.moves
+    assert first["sliding_cm_per_foot_per_moving_s"] == whole.contact_sliding_cm_per_foot_per_moving_s
+    assert (first["tracking_mean_m"], first["tracking_max_m"]) == (whole.hips_tracking_mean_m,
+                                                                   whole.hips_tracking_max_m)
+    assert "tracking_mean_m" not in never
+    report = run.run(database, path, BakeSettings(), moves=Moves.of([(1, "a"), (100, "b")])).report
+    a, b = report.moves
+    assert a["tracking_max_m"] <= whole.hips_tracking_max_m and b["tracking_mean_m"] >= 0.0
+    assert a["sliding_cm_per_foot_per_moving_s"] > 0.0 and b["sliding_cm_per_foot_per_moving_s"] > 0.0
+    assert a["sliding_cm_per_foot_per_moving_s"] != b["sliding_cm_per_foot_per_moving_s"]
+    assert not [w for w in report.warnings if w.startswith("Move ")]
+    assert "sliding %.2f cm/foot/s" % b["sliding_cm_per_foot_per_moving_s"] in report.to_text()
+
+
+def test_a_move_the_data_cannot_honour_is_named_in_a_warning():
+    from core.measure import moves_figures
+    database = walk_database(tags=(("a", 0, 119), [("a", 0, 59), ("b", 60, 119)]))
+    # 'b' for one frame: too short for its transition, it plays no row of 'b'.
+    report = run.run(database, _walked_at_its_speed(database), BakeSettings(),
+                     moves=Moves.of([(1, "a"), (100, "b"), (101, "a")])).report
+    assert report.moves[1]["share"] < moves_figures.HONOURED_SHARE
+    named = [w for w in report.warnings if w.startswith("Move ")]
+    assert len(named) == 1 and named[0].startswith("Move 2 (frame 100, tag query 'b') played rows carrying its "
+                                                   "query on only 0% of its frames 100-100 (below 50%)")
+    assert report.moves[1]["tracking_mean_m"] is None      # one frame: nothing to measure
+    assert named[0] in report.to_text()
