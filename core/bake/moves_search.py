@@ -6,18 +6,18 @@ and drift) depends on the rows played alone, so every matcher is told of every
 step and any of them can take over at a move.
 
 The search anticipates (with the look-ahead on): on the steps within its
-horizon before a move, a lead-in matcher searches the rows of both queries and
-may also search the old query's rows that play into the coming one's within the
-horizon (though they lack a lead of their own), and prices each candidate by when playing on from it reaches a row of the coming
-query: on the move's step costs nothing, later (or never) costs
-``LEAD_LATE_COST``, earlier costs ``LEAD_EARLY_COST`` per quarter of the
-horizon (the new query played before its move: more than a moment early
-costs more than a jump at the move); later by a step or two (``LEAD_SLACK``)
-costs in proportion, and such rows play on across the move into the new
-query's (the bake's search points fall every few steps, so an arrival on the
-very step is rare). From then on the row playing must carry the move's query. Rows that arrive on the move's step are offered among
-the candidates too, so a run asked from frame 120 can begin there from a walk
-that leads into it rather than by a jump.
+horizon before a move, a lead-in matcher searches the old query's rows and its
+frames that play into the coming query's within the horizon (though they lack
+a lead of their own), and prices each candidate by when playing on from it
+reaches a row of the coming query: on the move's step costs nothing, later (or
+never) costs ``LEAD_LATE_COST``, earlier ``LEAD_EARLY_COST`` per tenth of the
+horizon (the new query's rows are not played before its move, so getting there
+early means a jump then). Later by a step or two (``LEAD_SLACK``) costs in
+proportion, and such rows play on across the move into the new query's (the
+bake searches every few steps, so an arrival on the very step is rare); from
+then on the row playing must carry the move's query. Rows that arrive on the
+move's step are offered among the candidates too, so a run asked from frame
+120 can begin there from a walk that leads into it rather than by a jump.
 """
 
 from dataclasses import dataclass
@@ -49,7 +49,7 @@ class StepRows:
 
 # Costs in the look-ahead's units: arriving late means a jump at the move, priced as a dead end.
 LEAD_LATE_COST = TUNING.dead_end_cost    # a candidate that reaches none of the coming query's rows by the move
-LEAD_EARLY_COST = TUNING.dead_end_cost   # one that reaches them a quarter horizon early (in proportion)
+LEAD_EARLY_COST = TUNING.dead_end_cost   # one that reaches them a tenth of the horizon early (in proportion)
 LEAD_SLACK = 0.1         # of the horizon: a move's rows may come this late when playing on brings them
 LEAD_OFFERED = 8         # rows arriving on the move's step offered among the candidates
 
@@ -113,7 +113,7 @@ class LeadIn:
 
 
 def lead_matchers(step_rows, make, db, horizon):
-    """(matchers, which, grace) for :class:`MovesMatcher`: one matcher per distinct query
+    """(matchers, which, own, grace) for :class:`MovesMatcher`: one matcher per distinct query
     (``make(allowed, playable)``) and, when ``horizon`` > 0 (steps the look-ahead sees),
     one per change of query (old, new) searching both queries' rows with a
     :class:`LeadIn`, used on the steps within the horizon before the change; ``grace``
@@ -123,17 +123,20 @@ def lead_matchers(step_rows, make, db, horizon):
     own = np.asarray(step_rows.which, dtype=np.int64)
     which = own.copy()
     if horizon <= 0 or not hasattr(matchers[0], "lead"):
-        return matchers, which, {}
+        return matchers, which, own, {}
     move_at = lead_steps(step_rows.which, horizon)
     pairs, grace, slack = {}, {}, lead_slack(horizon)
     for s in np.flatnonzero(move_at >= 0):
         key = (int(step_rows.which[s]), int(step_rows.which[move_at[s]]))
         if key not in pairs:
             (a, p), (na, np_) = step_rows.rows[key[0]], step_rows.rows[key[1]]
-            through, target = p | np_ | a | na, np_ | na
+            through, target = p | a, np_ | na
             reach = reach_rows(db, target, through)
-            # Both queries' rows, and the old query's that play into the new one's within the horizon.
-            m = make(a | na | (through & (reach <= horizon)), through)
+            # The old query's rows, its frames that play into the new one's within the horizon among them
+            # (searchable though they lack a lead of their own); the new query's rows wait for the move.
+            # Its look-ahead sees past the move into the new query's rows (no dead end there); the steps
+            # before the move still play on through the old query's rows only (MovesMatcher's ``own``).
+            m = make(a | (through & (reach <= horizon)), through | target)
             m.lead = LeadIn(reach, move_at, horizon)
             m.grace = (np.asarray(matchers[key[1]].playable) | (reach <= slack)).tolist()
             pairs[key] = len(matchers)
@@ -145,7 +148,7 @@ def lead_matchers(step_rows, make, db, horizon):
                 if own[g] != own[m_at]:
                     break
                 grace[g] = matchers[pairs[key]].grace
-    return matchers, which, grace
+    return matchers, which, own, grace
 
 
 class MovesMatcher:
@@ -153,12 +156,16 @@ class MovesMatcher:
     ``playable_at[s]``: the rows step ``s`` plays on through (a list of bools,
     shared between the steps of one query)."""
 
-    def __init__(self, matchers, which, grace=None):
+    def __init__(self, matchers, which, own=None, grace=None):
+        # ``own`` (S,): the query in force on each step, whose rows it plays on through (default ``which``);
         # ``grace`` {step: rows playable there} (lead_matchers): a move's step and the slack after it.
         self.matchers = list(matchers)
         self.which = [int(k) for k in np.asarray(which)]
-        lists = [np.asarray(m.playable).tolist() for m in self.matchers]
-        self.playable_at = [lists[k] for k in self.which]
+        lists = {}
+        own = self.which if own is None else [int(k) for k in np.asarray(own)]
+        for k in set(own):
+            lists[k] = np.asarray(self.matchers[k].playable).tolist()
+        self.playable_at = [lists[k] for k in own]
         for s, rows in (grace or {}).items():
             self.playable_at[s] = rows
         self.playable = self.matchers[self.which[0]].playable

@@ -112,6 +112,7 @@ def test_the_search_anticipates_a_move_by_playing_into_its_rows(monkeypatch):
     assert not b[r.rows[:m]].any()               # and 'b' does not play before its move
     first, second = out.report.moves
     assert first["share"] == 1.0 and second["share"] > 0.95
+    assert second["on_tags_from"] == 1 + first_b and first["on_tags_from"] == 1     # scene frames = steps + 1
     # Without the lead-in the same bake reaches 'b' by a jump on the move's step.
     _database, plain = _lead_in_bake(monkeypatch, False)
     assert plain.result.jumped[m] and b[plain.result.rows[m]]
@@ -162,12 +163,13 @@ def test_each_move_reports_its_sliding_and_tracking_and_honoured_moves_warn_of_n
 def test_a_move_the_data_cannot_honour_is_named_in_a_warning():
     from core.measure import moves_figures
     database = walk_database(tags=(("a", 0, 119), [("a", 0, 59), ("b", 60, 119)]))
-    # 'b' for one frame: too short for its transition, it plays no row of 'b'.
+    # 'b' for one frame, which the walk playing reaches a step later (within the lead-in's slack):
+    # too short for its transition, it plays no row of 'b'.
     report = run.run(database, _walked_at_its_speed(database), BakeSettings(),
-                     moves=Moves.of([(1, "a"), (100, "b"), (101, "a")])).report
+                     moves=Moves.of([(1, "a"), (138, "b"), (139, "a")])).report
     assert report.moves[1]["share"] < moves_figures.HONOURED_SHARE
     named = [w for w in report.warnings if w.startswith("Move ")]
-    assert len(named) == 1 and named[0].startswith("Move 2 (frame 100, tag query 'b') played rows carrying its "
-                                                   "query on only 0% of its frames 100-100 (below 50%)")
+    assert len(named) == 1 and named[0].startswith("Move 2 (frame 138, tag query 'b') played rows carrying its "
+                                                   "query on only 0% of its frames 138-138 (below 50%)")
     assert report.moves[1]["tracking_mean_m"] is None      # one frame: nothing to measure
     assert named[0] in report.to_text()
