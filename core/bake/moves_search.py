@@ -6,14 +6,15 @@ and drift) depends on the rows played alone, so every matcher is told of every
 step and any of them can take over at a move.
 
 The search anticipates (with the look-ahead on): on the steps within its
-horizon before a move, a lead-in matcher searches the old query's rows and its
-frames that play into the coming query's within the horizon (though they lack
-a lead of their own), and prices each candidate by when playing on from it
-reaches a row of the coming query: on the move's step costs nothing, later (or
-never) costs ``LEAD_LATE_COST``, earlier ``LEAD_EARLY_COST`` per tenth of the
-horizon (the new query's rows are not played before its move, so getting there
-early means a jump then). Later by a step or two (``LEAD_SLACK``) costs in
-proportion, and such rows play on across the move into the new query's (the
+horizon before a move, a lead-in matcher searches the old query's rows (its
+frames that play into the coming query's within the horizon too, though they
+lack a lead of their own) and lets the rows between them play on (a take's
+untagged frames between a walk and a run); it prices each candidate by when
+playing on from it reaches a row of the coming query: on the move's step costs
+nothing, later (or never) ``LEAD_LATE_COST``, earlier ``LEAD_EARLY_COST`` per
+tenth of the horizon (the new query's rows are not played before its move, so
+getting there early means a jump then). Later by a step or two
+(``LEAD_SLACK``) costs in proportion, and such rows play on across the move (the
 bake searches every few steps, so an arrival on the very step is rare); from
 then on the row playing must carry the move's query. Rows that arrive on the
 move's step are offered among the candidates too, so a run asked from frame
@@ -50,7 +51,7 @@ class StepRows:
 # Costs in the look-ahead's units: arriving late means a jump at the move, priced as a dead end.
 LEAD_LATE_COST = TUNING.dead_end_cost    # a candidate that reaches none of the coming query's rows by the move
 LEAD_EARLY_COST = TUNING.dead_end_cost   # one that reaches them a tenth of the horizon early (in proportion)
-LEAD_SLACK = 0.1         # of the horizon: a move's rows may come this late when playing on brings them
+LEAD_SLACK = 0.05        # of the horizon: a move's rows may come this late when playing on brings them
 LEAD_OFFERED = 8         # rows arriving on the move's step offered among the candidates
 
 
@@ -68,7 +69,7 @@ def lead_steps(which, horizon):
 
 
 def lead_slack(horizon):
-    """Steps a move's rows may come late (a tenth of the look-ahead's horizon): the rows
+    """Steps a move's rows may come late (LEAD_SLACK of the look-ahead's horizon): the rows
     playing into the coming query within them play on across the move."""
     return max(int(round(horizon * LEAD_SLACK)), 0)
 
@@ -117,8 +118,9 @@ def lead_matchers(step_rows, make, db, horizon):
     (``make(allowed, playable)``) and, when ``horizon`` > 0 (steps the look-ahead sees),
     one per change of query (old, new) searching both queries' rows with a
     :class:`LeadIn`, used on the steps within the horizon before the change; ``grace``
-    {step: playable rows}: on a move's step and the :func:`lead_slack` after it, the new
-    query's rows and those playing into them within the slack."""
+    {step: playable rows}: on the lead-in's steps the old query's rows and those leading into
+    the new one's, on a move's step and the :func:`lead_slack` after it the new query's rows
+    and those playing into them within the slack."""
     matchers = [make(a, p) for a, p in step_rows.rows]
     own = np.asarray(step_rows.which, dtype=np.int64)
     which = own.copy()
@@ -126,29 +128,40 @@ def lead_matchers(step_rows, make, db, horizon):
         return matchers, which, own, {}
     move_at = lead_steps(step_rows.which, horizon)
     pairs, grace, slack = {}, {}, lead_slack(horizon)
+    valid = ~np.asarray(db.excluded, dtype=bool)
     for s in np.flatnonzero(move_at >= 0):
         key = (int(step_rows.which[s]), int(step_rows.which[move_at[s]]))
         if key not in pairs:
-            (a, p), (na, np_) = step_rows.rows[key[0]], step_rows.rows[key[1]]
-            through, target = p | a, np_ | na
-            reach = reach_rows(db, target, through)
-            # The old query's rows, its frames that play into the new one's within the horizon among them
-            # (searchable though they lack a lead of their own); the new query's rows wait for the move.
-            # Its look-ahead sees past the move into the new query's rows (no dead end there); the steps
-            # before the move still play on through the old query's rows only (MovesMatcher's ``own``).
-            m = make(a | (through & (reach <= horizon)), through | target)
-            m.lead = LeadIn(reach, move_at, horizon)
-            m.grace = (np.asarray(matchers[key[1]].playable) | (reach <= slack)).tolist()
             pairs[key] = len(matchers)
-            matchers.append(m)
+            matchers.append(_lead_matcher(make, db, step_rows.rows[key[0]], step_rows.rows[key[1]], valid,
+                                          move_at, horizon, matchers[key[1]].playable))
+        m = matchers[pairs[key]]
         which[s] = pairs[key]
+        grace.setdefault(s, m.lead_playable)       # a move's slack, set before, comes first
         if move_at[s] == s + 1:         # the move's step and the slack after it (within its stretch)
-            m_at = s + 1
-            for g in range(m_at, min(m_at + slack + 1, len(own))):
-                if own[g] != own[m_at]:
+            for g in range(s + 1, min(s + slack + 2, len(own))):
+                if own[g] != own[s + 1]:
                     break
-                grace[g] = matchers[pairs[key]].grace
+                grace[g] = m.grace
     return matchers, which, own, grace
+
+
+def _lead_matcher(make, db, old, new, valid, move_at, horizon, new_playable):
+    """The lead-in matcher of a change from the query whose rows are ``old`` to ``new``
+    ((allowed, playable) each): it searches the old query's rows, its frames among them
+    that play into the new one's within the horizon (searchable though they lack a lead of
+    their own); playing on, the rows that lead there (a take's untagged transition between
+    a walk and a run, say) play too, but the new query's rows wait for the move. Its
+    look-ahead sees past the move into them (no dead end there)."""
+    (a, p), (na, np_) = old, new
+    target = np_ | na
+    reach = reach_rows(db, target, valid)
+    leads = valid & (reach <= horizon) & ~target
+    m = make(a | ((p | a) & (reach <= horizon)), p | a | leads | target)
+    m.lead = LeadIn(reach, move_at, horizon)
+    m.lead_playable = (p | a | leads).tolist()
+    m.grace = (np.asarray(new_playable) | (valid & (reach <= lead_slack(horizon)))).tolist()
+    return m
 
 
 class MovesMatcher:
