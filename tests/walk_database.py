@@ -63,7 +63,7 @@ def _walk(name, seconds, speed):
 
 def walk_database(tags=(("fast", 0, 119), ("slow", 0, 119)), speeds=(1.2, 0.6), seconds=4.0):
     """A MotionDatabase of one clip per speed (``tags``: the i-th tag on the
-    i-th clip, (name, first frame, last frame))."""
+    i-th clip, (name, first frame, last frame), or a list of such for several)."""
     spec = default_spec("LeftFoot", "RightFoot", "Hips")
     made = [_walk("walk%d" % i, seconds, s) for i, s in enumerate(speeds)]
     clips = [c for c, _l, _r in made]
@@ -90,8 +90,15 @@ def walk_database(tags=(("fast", 0, 119), ("slow", 0, 119)), speeds=(1.2, 0.6), 
         "clip_actions": np.array([c.name for c in clips]),
         "clip_armatures": np.array(["Armature"] * len(clips)),
         "clip_frame_start": np.ones(len(clips)),
-        "tags_json": np.array(json.dumps([[{"name": tags[i][0], "start": tags[i][1], "end": tags[i][2]}]
-                                          if i < len(tags) else [] for i in range(len(clips))])),
+        "tags_json": np.array(json.dumps([[{"name": n, "start": a, "end": b} for n, a, b in _clip_tags(tags, i)]
+                                          for i in range(len(clips))])),
         "fingerprint": np.array("0" * 40),
     })
     return MotionDatabase.from_arrays(arrays)
+
+
+def _clip_tags(tags, i):
+    """The i-th clip's tags: [(name, first, last)]."""
+    if i >= len(tags):
+        return []
+    return [tags[i]] if isinstance(tags[i][0], str) else list(tags[i])

@@ -141,6 +141,7 @@ class LookAheadMatcher(Matcher):
         self.err_scale = 4.0 * (2 * db.spec.dim + 4) * np.finfo(np.float64).eps
         self.norm_max = float(self.norms.max(initial=0.0))
         self.approx = np.empty(len(self.rows))
+        self.lead = None        # core.bake.moves_search.LeadIn on the steps before a move
 
     def played(self, row, root, rate=1.0, moved_on=None):
         self.ahead.played(row, root, rate, moved_on)
@@ -154,22 +155,30 @@ class LookAheadMatcher(Matcher):
     def search(self, s, cur, can_continue, root=None):
         qn = self.normalized_query(s, cur)
         near = self._near(cur) if cur is not None and can_continue else None
-        found, few = (None, None) if cur is None else self._pruned_jump_costs(qn, cur, near)
+        # A lead-in prices every row (the rows it offers may lie past the pruned ones).
+        found, few = (None, None) if cur is None or self.lead is not None else self._pruned_jump_costs(qn, cur, near)
         if found is None:       # every row's feature cost
             rows, cost, order = self.rows, self._feature_costs(qn), self.tie_rows
             if near is not None:
                 cost[near[0]:near[1]][near[2]] = np.inf
-            if cur is not None:     # on from the round the filtered pricing reached
+            if cur is not None and self.lead is not None:
+                cost = cost + self.ahead.jump_cost(rows, cur) + self.margin * la.MARGIN_SCALE
+            elif cur is not None:     # on from the round the filtered pricing reached
                 rows, cost, order = self._with_jump_costs(rows, cost, cur, few)
         else:
             rows, cost, order = found
         pick = la.rank(cost, la.CANDIDATES, order)
         pick = pick[np.isfinite(cost[pick])]
+        if self.lead is not None:       # rows that arrive in the coming query on its step
+            pick = np.union1d(pick, self.lead.offered(rows, cost, s))
+            pick = pick[np.isfinite(cost[pick])]
         cand, base = rows[pick], cost[pick]
         if cur is not None and can_continue:
             own = float(np.add.reduce((qn - self.db.features[cur]) ** 2))     # np.sum's sum, without its overhead
             cand, base = np.append(cur, cand), np.append(own, base)     # first: a tie plays on
         total = base + self.ahead.future_cost(cand, root, self.sim_pos, self.sim_yaw, s)
+        if self.lead is not None:
+            total = total + self.lead.cost(cand, s)
         # Among equal totals: the row playing on, then the lowest frame, then the lowest clip.
         tied = np.flatnonzero(total == total.min())
         plays_on = cur is not None and can_continue and tied[0] == 0

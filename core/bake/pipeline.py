@@ -35,7 +35,7 @@ from ..maths import transforms as tf
 from .legs.apply import apply_foot_lock, toe_floor, warp_strides
 from .legs.solver import leg_points
 from .matching import body_turn, make_matcher
-from .moves_search import MovesMatcher
+from .moves_search import MovesMatcher, lead_matchers
 from .playback import play_rows, time_warp_state
 from .resume import Trace, legs_kept, resume_from
 from .pose import forward_kinematics, inertialize, pose_root_bone, warped_pose
@@ -159,8 +159,11 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
         matcher = make_matcher(db, traj, allowed, index, settings, sim, sim_yaw, root_positions, root_quats, fps,
                                turn, playable, cache)
     else:
-        matcher = MovesMatcher([make_matcher(db, traj, a, index, settings, sim, sim_yaw, root_positions, root_quats,
-                                             fps, turn, p, cache) for a, p in moves.rows], moves.which)
+        def make(a, p):
+            return make_matcher(db, traj, a, index, settings, sim, sim_yaw, root_positions, root_quats, fps, turn, p,
+                                cache)
+        horizon = int(round(settings.look_ahead.seconds * fps)) if settings.look_ahead.on else 0
+        matcher = MovesMatcher(*lead_matchers(moves, make, db, horizon))
     # 2 and 4. The rows played (searches, jumps) and the root, step by step; from
     # a state the previous bake kept when only later steps' inputs changed.
     inputs = (ctrl, sim.positions, sim_yaw, sim.velocities, traj)

@@ -73,7 +73,8 @@ def moves_report(database, moves, base_query, result, frames, times):
     """Per move: its frame, its query (the scene's when it clears), the first
     and last frames of the bake it holds for and how many, and the share of
     those frames whose played row carries its query (None when it holds for no
-    frame). ``frames`` (F,) the scene frames keyed, ``times`` their seconds."""
+    frame), and the first of them that does (``on_tags_from``: its transition
+    ends there; None when none does). ``frames`` (F,) the scene frames keyed, ``times`` their seconds."""
     rows = selection.QueryRows(database, None)
     played = np.asarray(result.rows)[step_index(result, times)]
     whole = np.rint(np.asarray(frames)).astype(np.int64)
@@ -85,6 +86,7 @@ def moves_report(database, moves, base_query, result, frames, times):
         if lo is not None:
             on = (whole >= lo) & (whole <= hi)
             carries = rows.selected(query)[played[on]]
-            entry.update(frames=int(on.sum()), share=float(np.mean(carries)))
+            entry.update(frames=int(on.sum()), share=float(np.mean(carries)),
+                         on_tags_from=int(whole[on][np.argmax(carries)]) if carries.any() else None)
         out.append(entry)
     return out

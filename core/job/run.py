@@ -258,11 +258,12 @@ def bake(database, path, settings=None, tag_query="", cache=None, clock=time.per
     x = sample_positions(times, result.dt, len(result.rows))
     locs, rots = resample(result.locations, x), resample(result.rotations, x, rotations=True)
     searched = allowed if per_step is None else np.logical_or.reduce([a for a, _ in per_step.rows])
+    per_move = bake_moves.moves_report(database, moves, tag_query, result, frames, times) if measure and moves \
+        else None
     report = None if not measure else bake_report.measure_bake(
         take_of(database), skeleton, result, bake_report.BakeFrames(frames, times, path.fps, locs, rots), searched,
-        path.facing if settings.strafe.enabled else None, clock() - t0, path.path_scale, cache=cache)
-    if report is not None and moves:
-        report.moves = bake_moves.moves_report(database, moves, tag_query, result, frames, times)
+        path.facing if settings.strafe.enabled else None, clock() - t0, path.path_scale, cache=cache,
+        moves=per_move)
     return BakeOutput(result=result, frames=frames, times=times, locations=locs, rotations=rots,
                       skeleton=skeleton, settings=settings, report=report)
 

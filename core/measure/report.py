@@ -41,7 +41,7 @@ import numpy as np
 from ..bake import pipeline as core_bake
 from ..bake.pose import joint_heads, leg_joints
 from ..maths.resample import resample, sample_positions
-from . import bake_quality
+from . import bake_quality, moves_figures
 from . import path_metrics as pm
 from . import rig_metrics
 from .joints import skeleton_joints, take_clips
@@ -114,8 +114,8 @@ class BakeReport:
     size_ratio: Optional[float] = None
     retargeted_onto: Optional[str] = None
     per_frame: Optional[PerFrame] = None
-    # Per move along the timeline (core.job.moves.moves_report): frame, query, first_frame, last_frame,
-    # frames, share (of its frames that played rows carrying its query); None: the bake had no moves.
+    # Per move along the timeline (core.job.moves.moves_report): frame, query, first_frame, last_frame, frames,
+    # share (of its frames playing rows carrying its query), sliding and tracking (core.measure.moves_figures).
     moves: Optional[list] = None
 
     def track_target(self, hips, controller):
@@ -206,6 +206,7 @@ def _move_line(width, move):
     """The report table's line of one move along the timeline."""
     where = ("frames %d-%d, %.0f%% on its tags" % (move["first_frame"], move["last_frame"], 100 * move["share"])
              if move["share"] is not None else "not within the frames baked")
+    where += moves_figures.measured(move)
     return "%-*s  %s" % (width, "move at %g" % move["frame"], "'%s': %s" % (move["query"] or "all", where))
 
 
@@ -291,19 +292,21 @@ class BakeFrames:
     rotations: np.ndarray     # (F, J, 4)
 
 
-def measure_bake(take, skeleton, result, baked, allowed, facing, seconds, path_scale=1.0, cache=None):
+def measure_bake(take, skeleton, result, baked, allowed, facing, seconds, path_scale=1.0, cache=None, moves=None):
     """The :class:`BakeReport` of a bake: ``take`` (core.measure.joints.Take),
     ``skeleton`` (core.bake.pipeline.BakeSkeleton), ``result`` (its BakeResult),
     ``baked`` (:class:`BakeFrames`), ``allowed`` (N,) the rows the search could
     play, ``facing`` (S, 2) the asked facing per step or None, ``seconds`` the
     simulation's time. ``path_scale``: distances are reported times it (a bake
     for another rig's size). ``cache(key, make)``: returns ``make()``, or what
-    it returned before for ``key`` on the same database (default: no cache)."""
+    it returned before for ``key`` on the same database (default: no cache). ``moves``: the
+    entries of core.job.moves.moves_report (or None), given their figures (core.measure.moves_figures)."""
     cache = cache or (lambda _key, make: make())
-    report = BakeReport(**_bake_figures(take, skeleton, result, baked, seconds, path_scale, cache))
+    report = BakeReport(**_bake_figures(take, skeleton, result, baked, seconds, path_scale, cache), moves=moves)
     if len(skeleton.legs) >= 2:
-        for k, v in _quality(take, skeleton, result, baked, allowed, facing, path_scale, cache).items():
+        for k, v in _quality(take, skeleton, result, baked, allowed, facing, path_scale, cache, moves).items():
             setattr(report, k, v)
+    report.warnings += moves_figures.warnings(moves or [])
     return report
 
 
@@ -368,7 +371,7 @@ def _scaled(j, s):
     return replace(j, hips=j.hips * s, hip_joints=j.hip_joints * s, ankles=j.ankles * s, toes=j.toes * s)
 
 
-def _quality(take, skeleton, result, baked, allowed, facing, path_scale, cache):
+def _quality(take, skeleton, result, baked, allowed, facing, path_scale, cache, moves=None):
     """The planted figures and warnings (core.measure.bake_quality) of the baked
     joints on the scene's frames against the raw take at the same rate."""
     frames, times, sfps = baked.frames, baked.times, baked.fps
@@ -392,4 +395,5 @@ def _quality(take, skeleton, result, baked, allowed, facing, path_scale, cache):
     out["warnings"] = bake_quality.warnings(bake, frames, floor, any_between(result.searched, at),
                                             any_between(result.jumped, at), path=sim, asked_facing=asked,
                                             coverage=coverage, rows=result.rows[at])
+    moves_figures.add_figures(moves or [], frames, bake, path, floor)
     return out

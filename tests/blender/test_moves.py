@@ -24,6 +24,10 @@ MOVES = [(1.0, "walk"), (121.0, "run"), (241.0, "walk")]
 
 @pytest.fixture
 def tagged_scene(tmp_path):
+    return _tagged_scene(tmp_path, POINTS)
+
+
+def _tagged_scene(tmp_path, scenario_points):
     scene = bpy.context.scene
     scene.render.fps, scene.render.fps_base = FPS, 1.0
     obj = H.import_ours(SAMPLE_TAKE, global_scale=0.01, add_virtual_root=True)
@@ -36,7 +40,7 @@ def tagged_scene(tmp_path):
     assert bpy.ops.motion_matching.build_database() == {"FINISHED"}
     path = tmp_path / "walk_run_walk.json"
     points = []
-    for t, y, query in POINTS:
+    for t, y, query in scenario_points:
         points.append({"t": t, "x": 0.0, "y": y, **({"query": query} if query is not None else {})})
     path.write_text(json.dumps({"name": "walk_run_walk", "points": points}))
     assert bpy.ops.motion_matching.add_scenario_controller(scenario="FILE", filepath=str(path),
@@ -99,6 +103,41 @@ def test_each_stretch_plays_its_tag_and_every_source_of_moves_bakes_the_same(tag
     scene.timeline_markers.clear()
     assert key_digest.digest(walk_only) == key_digest.digest(_bake_keys(obj, raw_action))
     assert key_digest.digest(walk_only) != key_digest.digest(from_list)
+
+
+# Then stand where the path stops: walk, run, walk, idle.
+STAND_POINTS = POINTS[:-1] + [(11, -20.3, None), (12, -20.9, "idle"), (15, -20.9, None)]
+
+
+def test_walk_run_walk_stand_each_move_has_its_rows_by_its_frame_and_is_reported(tmp_path):
+    """Each move's rows play from its frame on, at the latest by the lead-in's slack (the search
+    anticipates the moves), and the report gives each move its sliding and tracking and no warning."""
+    obj, ctrl, _raw = _tagged_scene(tmp_path, STAND_POINTS)
+    scene = bpy.context.scene
+    moves = MOVES + [(361.0, "idle")]
+    assert [(m.frame, m.query) for m in ctrl.motion_matching.moves] == moves
+    settings = path_measure.addon("bridge.blender.bake_settings").to_core(scene.motion_matching.bake_settings)
+    out = path_measure.addon("bridge.bake.bake").run(
+        bpy.context, ctrl, obj, settings, moves=path_measure.addon("bridge.bake.moves").controller_moves(scene, ctrl))
+    database = path_measure.addon("bridge.database.store").load(scene)
+    db_fps = 1.0 / out.result.dt
+    slack = path_measure.addon("core.bake.moves_search").lead_slack(int(round(settings.look_ahead.seconds * db_fps)))
+    window = int(np.ceil(slack * FPS / db_fps)) + 1     # scene frames; one more for the resampling
+    selection = path_measure.addon("core.database.selection").QueryRows(database, settings)
+    steps = out.result.rows
+    frames = 1.0 + np.arange(len(steps)) * out.result.dt * FPS
+    report = out.report.moves
+    assert [(m["frame"], m["query"]) for m in report] == moves
+    bounds = [m[0] for m in moves] + [scene.frame_end + 1]
+    for entry, end in zip(report, bounds[1:]):
+        assert entry["frame"] <= entry["on_tags_from"] <= entry["frame"] + window, entry
+        inside = (frames >= entry["frame"] + window) & (frames < end)
+        share = selection.selected(entry["query"])[steps[inside]].mean()
+        assert share > 0.95, (entry["query"], share)
+        assert entry["sliding_cm_per_foot_per_moving_s"] >= 0.0 and entry["tracking_max_m"] > 0.0
+    # Standing where the path stands still: the idle stretch's hips stay near the path's end.
+    assert report[-1]["tracking_max_m"] < 0.5, report[-1]
+    assert not [w for w in out.report.warnings if w.startswith("Move ")], out.report.warnings
 
 
 def test_a_move_naming_no_tag_is_refused_with_nothing_written(tagged_scene):
