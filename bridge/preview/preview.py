@@ -28,10 +28,9 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
-from ...core.maths import transforms as tf
 from ..bake import bake as bake_bridge
 from ..blender import bake_settings, compat
-from . import character, inputs as preview_inputs
+from . import character, inputs as preview_inputs, overlay
 from ..blender.scene_data import scene_fps
 
 _state = {}          # preview key -> dict(result, frames, locs, rots, skeleton, report)
@@ -248,7 +247,7 @@ def on_load_post(*_args):
 
 
 # ---------------------------------------------------------------------------
-# Viewport overlay
+# Viewport overlay (drawn by bridge.preview.overlay)
 
 
 def overlay_lines(scene, horizon_s=1.0):
@@ -257,84 +256,30 @@ def overlay_lines(scene, horizon_s=1.0):
     st = _simulation(scene)
     if st is None:
         return None
-    res = st["result"]
-    arm = scene.motion_matching.preview_armature
-    posed = st.get("posed")
-    if posed is not None:       # a character: the space Bake walks the database skeleton in
-        mw = posed["to_world"]
-    else:
-        mw = np.asarray(arm.matrix_world, dtype=np.float64) if arm else np.eye(4)
-    frames = st["frames"]
-    fps = scene_fps(scene)
-    t = (scene.frame_current - frames[0]) / fps
-    s = int(np.clip(np.rint(t / res.dt), 0, len(res.rows) - 1))
-    k = int(round(horizon_s / res.dt))
-    wanted = res.sim_pos[s:s + k + 1]
-    # Matched path: the playing row's own future root motion, placed at the root.
-    database = bake_bridge.database_store.load(scene)
-    rp, rq = database.root.positions, database.root.quats
-    row = int(res.rows[s])
-    db = database.matching
-    end = min(row + k, int(db.clip_offsets[db.clip_index[row] + 1]) - 1)
-    local = tf.quat_rotate(tf.quat_conjugate(rq[row]), rp[row:end + 1] - rp[row])
-    matched = tf.quat_rotate(res.root_quat[s], local) + res.root_pos[s]
-
-    def world(p):
-        p = np.asarray(p, dtype=np.float64).reshape(-1, 3)
-        return p @ mw[:3, :3].T + mw[:3, 3]
-
-    toes = res.toes[s] if res.toes is not None else np.zeros((2, 3))
-    return world(wanted), world(matched), world(toes), res.locked[s], res.contacts[s]
+    return overlay.lines_of(scene, st, bake_bridge.database_store.load(scene), horizon_s)
 
 
-# Overlay colours (RGBA): wanted path, matched path, toe locked / in contact / free.
-WANTED_COLOR = (0.2, 0.8, 1.0, 1.0)
-MATCHED_COLOR = (1.0, 0.6, 0.1, 1.0)
-LOCKED_COLOR = (1.0, 0.2, 0.2, 1.0)
-CONTACT_COLOR = (0.2, 1.0, 0.3, 1.0)
-FREE_COLOR = (0.6, 0.6, 0.6, 1.0)
-
-
-def _point_shader(gpu):
-    """Blender's shader for sized points: POINT_UNIFORM_COLOR where it exists
-    (newer Blenders deprecate points drawn with UNIFORM_COLOR), else UNIFORM_COLOR."""
-    try:
-        return gpu.shader.from_builtin("POINT_UNIFORM_COLOR")
-    except ValueError:
-        return gpu.shader.from_builtin("UNIFORM_COLOR")
-
-
-def draw_overlay(lines):
-    """Draw :func:`overlay_lines` output in the current GPU context: both paths
-    as 2-pixel polylines, the toes as 8-pixel points. Wide lines go through
-    POLYLINE_UNIFORM_COLOR (UNIFORM_COLOR wide lines are deprecated)."""
-    import gpu
-    from gpu_extras.batch import batch_for_shader
-
-    wanted, matched, toes, locked, contacts = lines
-    line_shader = gpu.shader.from_builtin("POLYLINE_UNIFORM_COLOR")
-    line_shader.uniform_float("viewportSize", gpu.state.viewport_get()[2:])
-    line_shader.uniform_float("lineWidth", 2.0)
-    for pts, color in ((wanted, WANTED_COLOR), (matched, MATCHED_COLOR)):
-        if len(pts) > 1:
-            batch = batch_for_shader(line_shader, "LINE_STRIP", {"pos": np.asarray(pts, dtype=np.float32)})
-            line_shader.uniform_float("color", color)
-            batch.draw(line_shader)
-    point_shader = _point_shader(gpu)
-    gpu.state.point_size_set(8.0)
-    for i in range(2):
-        color = LOCKED_COLOR if locked[i] else (CONTACT_COLOR if contacts[i] else FREE_COLOR)
-        batch = batch_for_shader(point_shader, "POINTS", {"pos": np.asarray(toes[i:i + 1], dtype=np.float32)})
-        point_shader.uniform_float("color", color)
-        batch.draw(point_shader)
-    gpu.state.point_size_set(1.0)
+def move_marks(scene):
+    """[(world point on the simulated path, label)] for each move along the
+    timeline that falls in the previewed frames; [] without a preview or moves."""
+    st = _simulation(scene)
+    if st is None:
+        return []
+    return overlay.move_marks_of(scene, st, preview_inputs.moves(scene))
 
 
 def _draw():
     try:
         lines = overlay_lines(bpy.context.scene)
         if lines is not None:
-            draw_overlay(lines)
+            overlay.draw_overlay(lines, move_marks(bpy.context.scene))
+    except Exception:  # noqa: BLE001  (an overlay must never break drawing)
+        pass
+
+
+def _draw_labels():
+    try:
+        overlay.draw_labels(bpy.context, move_marks(bpy.context.scene))
     except Exception:  # noqa: BLE001  (an overlay must never break drawing)
         pass
 
@@ -343,6 +288,7 @@ def _ensure_overlay():
     if bpy.app.background or _draw_handle:
         return
     _draw_handle.append(bpy.types.SpaceView3D.draw_handler_add(_draw, (), "WINDOW", "POST_VIEW"))
+    _draw_handle.append(bpy.types.SpaceView3D.draw_handler_add(_draw_labels, (), "WINDOW", "POST_PIXEL"))
 
 
 def _remove_overlay():

@@ -240,3 +240,28 @@ def test_the_preview_follows_the_moves_and_equals_the_bake(tagged_scene):
     for f in frames:
         scene.frame_set(f)
         assert np.abs(_pose_matrices(obj, names) - seen[1][f]).max() < 1e-5, f
+
+
+def test_the_preview_overlay_marks_each_move_where_it_falls_on_the_path(tagged_scene):
+    """Each move is drawn where the wanted path is on its frame, labelled with
+    its frame and query; an edit of a move's frame moves its mark."""
+    _obj, ctrl, _raw_action = tagged_scene
+    scene = bpy.context.scene
+    preview = H.addon_module("bridge.preview.preview")
+    assert preview.move_marks(scene) == []          # no preview, no marks
+    assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
+    try:
+        marks = preview.move_marks(scene)
+        assert [label for _p, label in marks] == ["1: walk", "121: run", "241: walk"]
+        for (point, _label), (frame, _query) in zip(marks, MOVES):
+            scene.frame_set(int(frame))
+            wanted = preview.overlay_lines(scene)[0]
+            assert np.abs(point - wanted[0]).max() < 1e-9
+        before = marks[1][0]
+        ctrl.motion_matching.moves[1].frame = 161.0
+        _followed(scene)
+        moved = preview.move_marks(scene)
+        assert moved[1][1] == "161: run"
+        assert np.linalg.norm(moved[1][0] - before) > 0.5      # 40 frames further along the path
+    finally:
+        assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
