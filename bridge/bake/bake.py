@@ -7,6 +7,7 @@ import bpy
 import numpy as np
 
 from ...core.bake import pipeline as core_bake
+from ...core.bake.legs.floor import lift_summary
 from ...core.job import replant as core_replant
 from ...core.job import run as core_run
 from ...core.measure import retarget_checks
@@ -319,6 +320,8 @@ def retarget(context, target, output, setup):
         report.target_foot_locks = planted.foot_locks
     if planted.sole_shift is not None:
         report.sole_shift_m = planted.sole_shift
+    if planted.floor_lifts is not None:
+        report.floor_raised_frames, report.floor_raised_max_m = lift_summary(planted.floor_lifts, slice(None))
     warnings = list(getattr(setup, "warnings", [])) + planted.warnings
     world = target_world_joints(setup, result)
     if output.controller_world is not None:

@@ -17,6 +17,7 @@ from typing import Optional
 import numpy as np
 
 from ..bake import pipeline
+from ..bake.legs import floor
 from ..maths import transforms as tf
 
 UNMAPPED_LEGS = ("the target's legs are not all mapped (hip, knee, ankle, toes), so its feet were not "
@@ -32,6 +33,7 @@ class Replanted:
     foot_locks: Optional[int]       # foot locks on the target's legs (None: its feet were not planted again)
     sole_shift: Optional[float]     # m the hips were lifted (or lowered, < 0) onto the soles (None: not moved)
     warnings: list                  # sentences for the report
+    floor_lifts: object = None      # core.bake.legs.floor.FloorLifts per frame (None: its feet were not planted again)
 
 
 def frame_contacts(result, times):
@@ -87,8 +89,20 @@ def replant_feet(plan, target, target_map, result, contacts, root_yaw, fps, sett
     fset = dataclasses.replace(settings, toe_floor=floor)
     t_rots, _locked, count, _toes = pipeline.apply_foot_lock(
         t_skel, t_locs, t_rots, contacts, root_quat, 1.0 / fps, fset)
+    lifts = clear_target_floor(target, t_skel, t_locs, t_rots, root_quat, toe_above_soles, settings)
     return Replanted(rotations=tf.quat_unroll(t_rots[:, result.keyed], axis=0), locations=locations,
-                     foot_locks=int(count), sole_shift=sole_shift, warnings=[])
+                     foot_locks=int(count), sole_shift=sole_shift, warnings=[], floor_lifts=lifts)
+
+
+def clear_target_floor(target, t_skel, t_locs, t_rots, root_quat, above, settings, ground=floor.flat_ground):
+    """Nothing of the target's feet under ``ground`` (core.bake.legs.floor):
+    its toe joints and toe tips (core.bake.legs.floor.tip_offsets) kept ``above`` (m, a
+    skinned mesh's soles under its toe joints; 0 without a mesh) over it.
+    ``t_rots`` changes in place; returns the FloorLifts."""
+    lift = 0.0 if above is None else max(float(above), 0.0)
+    tips = floor.tip_offsets(t_skel.parents, t_skel.offsets, getattr(target, "lengths", None), t_skel.legs)
+    return floor.clear_floor(t_skel, t_locs, t_rots, root_quat, tips, lambda xy: ground(xy) + lift,
+                             settings.legs.knee_min_bend)
 
 
 def _stand_on_soles(plan, target, t_skel, t_locs, t_rots, result, contacts, above):
