@@ -60,47 +60,77 @@ def toe_tips(skeleton, pose, tips):
     return out
 
 
-def _bend_toes(skeleton, rots, pose, tips, ground):
-    """Bend each toe up about its joint where its tip is under ``ground``
-    (``rots`` in place); returns how far each tip was raised (S, 2)."""
+def _in_world(pose, bone, points):
+    """(S, n, 3) ``points`` (n, 3) of ``bone``'s frame through ``pose``."""
+    m = pose[:, bone]
+    return np.einsum("sij,nj->sni", m[:, :3, :3], points) + m[:, None, :3, 3]
+
+
+def _bend_angle(ball, points, floor):
+    """Per step, the turn (rad) about the toe's horizontal axis that brings the
+    lowest of ``points`` (S, n, 3) up to ``floor`` (S, n), and that axis (S, 3);
+    0 where nothing is under it."""
+    v = points - ball[:, None]
+    flat = v - v[..., 2:3] * _UP
+    reach = np.linalg.norm(v, axis=-1)
+    along = np.linalg.norm(flat, axis=-1)
+    # Only points ahead of the joint (the tip's way) rise as the toe bends up.
+    ahead = np.einsum("sni,si->sn", flat, flat[:, 0]) > 0.0
+    ok = (along > 1e-6) & (reach > 1e-9) & (points[..., 2] < floor - 1e-6) & ahead
+    reach, along = np.where(ok, reach, 1.0), np.where(ok, along, 1.0)
+    # Each point turns in the plane of its heading and up about the joint: heights within its reach only.
+    want = np.clip(floor - ball[:, None, 2], -reach, reach)
+    angle = np.arcsin(np.clip(want / reach, -1.0, 1.0)) - np.arcsin(np.clip(v[..., 2] / reach, -1.0, 1.0))
+    angle = np.where(ok, angle, 0.0)
+    pick = np.argmax(angle, axis=1)
+    rows = np.arange(len(points))
+    h = flat[rows, pick] / along[rows, pick, None]
+    return angle[rows, pick], np.cross(h, _UP)
+
+
+def _bend_toes(skeleton, rots, pose, toe_points, ground, clearance):
+    """Bend each toe up about its joint where one of its ``toe_points`` (per
+    leg (n, 3) in the toe's frame, the tip first, kept ``clearance`` over the
+    ground; the rest on it) is under ``ground`` (``rots`` in place); returns
+    how far each leg's lowest point was raised (S, 2)."""
     S = len(rots)
     raised = np.zeros((S, len(skeleton.legs)))
-    points = toe_tips(skeleton, pose, tips)
     for side, leg in enumerate(skeleton.legs):
         toe = leg[3]
         ball = pose[:, toe, :3, 3]
-        tip = points[:, side]
-        floor = ground(tip[:, :2])
-        idx = np.flatnonzero(tip[:, 2] < floor - 1e-6)
+        pts = _in_world(pose, toe, toe_points[side])
+        floor = ground(pts[..., :2])
+        floor[:, 0] += clearance
+        angle, axis = _bend_angle(ball, pts, floor)
+        idx = np.flatnonzero(angle > 1e-9)
         if not len(idx):
             continue
-        v = tip[idx] - ball[idx]
-        flat = v - v[:, 2:3] * _UP
-        reach = np.linalg.norm(v, axis=1)
-        along = np.linalg.norm(flat, axis=1)
-        ok = (along > 1e-6) & (reach > 1e-9)
-        idx, v, flat, reach, along = idx[ok], v[ok], flat[ok], reach[ok], along[ok]
-        if not len(idx):
-            continue
-        h = flat / along[:, None]
-        axis = np.cross(h, _UP)
-        # The tip turns in the plane of h and up about the joint: heights
-        # within reach of the joint only.
-        want = np.clip(floor[idx] - ball[idx, 2], -reach, reach)
-        angle = np.arcsin(np.clip(want / reach, -1.0, 1.0)) - np.arcsin(np.clip(v[:, 2] / reach, -1.0, 1.0))
-        turn = tf.quat_from_axis_angle(axis, angle)
+        turn = tf.quat_from_axis_angle(axis[idx], angle[idx])
         world = tf.matrix_to_quat(pose[idx, toe, :3, :3])
         # The toe's world rotation turned: local q' = q conj(W) R W.
         change = tf.quat_mul(tf.quat_conjugate(world), tf.quat_mul(turn, world))
         rots[idx, toe] = tf.quat_normalize(tf.quat_mul(rots[idx, toe], change))
-        raised[idx, side] = want - v[:, 2]
+        raised[idx, side] = (floor - pts[..., 2]).max(axis=1)[idx]
     return raised
 
 
-def clear_floor(skeleton, locs, rots, root_quat, tips, ground=flat_ground, min_bend=0.0):
+def _joint_need(skeleton, pose, toes, side, ground, clearance, foot_points):
+    """(S,) how far leg ``side``'s foot must rise: its toe joint to ``clearance``
+    over the ground, its ``foot_points`` (n, 3, the foot's frame) onto it."""
+    need = ground(toes[:, side, :2]) + clearance - toes[:, side, 2]
+    if foot_points is not None and len(foot_points[side]):
+        pts = _in_world(pose, skeleton.legs[side][2], foot_points[side])
+        need = np.maximum(need, (ground(pts[..., :2]) - pts[..., 2]).max(axis=1))
+    return need
+
+
+def clear_floor(skeleton, locs, rots, root_quat, tips, ground=flat_ground, min_bend=0.0, clearance=0.0,
+                foot_points=None, toe_points=None):
     """Keep every toe joint and toe tip (``tips`` (2, 3): each toe bone's tip
-    in its own frame) of ``skeleton``'s legs on or above ``ground`` (see the
-    module notes); ``rots`` changes in place. Returns :class:`FloorLifts`."""
+    in its own frame) of ``skeleton``'s legs ``clearance`` (m) or more over
+    ``ground`` (see the module notes), and a skinned mesh's sole points
+    (per leg (n, 3) in the foot's and in the toe's frame; None: none) on or
+    above it; ``rots`` changes in place. Returns :class:`FloorLifts`."""
     pose = forward_kinematics(skeleton, locs, rots, leg_joints(skeleton))
     toes, _ = leg_points(skeleton, pose)
     S = len(rots)
@@ -108,7 +138,7 @@ def clear_floor(skeleton, locs, rots, root_quat, tips, ground=flat_ground, min_b
     legs = LegSolver(skeleton, pose, tf.quat_rotate(root_quat, np.array([0.0, -1.0, 0.0])), min_bend)
     moved = False
     for side in range(len(skeleton.legs)):
-        need = ground(toes[:, side, :2]) - toes[:, side, 2]
+        need = _joint_need(skeleton, pose, toes, side, ground, clearance, foot_points)
         idx = np.flatnonzero(need > 1e-6)
         if len(idx):
             wanted = toes[idx, side].copy()
@@ -118,8 +148,34 @@ def clear_floor(skeleton, locs, rots, root_quat, tips, ground=flat_ground, min_b
             moved = True
     if moved:
         pose = forward_kinematics(skeleton, locs, rots, leg_joints(skeleton))
-    tip = _bend_toes(skeleton, rots, pose, np.asarray(tips, dtype=np.float64), ground)
+    tips = np.asarray(tips, dtype=np.float64)
+    points = [np.vstack([tips[side:side + 1]] + ([] if toe_points is None else [np.reshape(toe_points[side], (-1, 3))]))
+              for side in range(len(skeleton.legs))]
+    tip = _bend_toes(skeleton, rots, pose, points, ground, clearance)
+    joint += _lift_rest(skeleton, locs, rots, root_quat, min_bend, points, ground, clearance)
     return FloorLifts(joint=joint, tip=tip)
+
+
+def _lift_rest(skeleton, locs, rots, root_quat, min_bend, toe_points, ground, clearance):
+    """What bending left under the ground (toe points behind the joint, a toe
+    bent as far as it goes) lifted with the whole foot by the leg's IK;
+    returns the lifts (S, 2)."""
+    pose = forward_kinematics(skeleton, locs, rots, leg_joints(skeleton))
+    toes, _ = leg_points(skeleton, pose)
+    out = np.zeros((len(rots), len(skeleton.legs)))
+    legs = LegSolver(skeleton, pose, tf.quat_rotate(root_quat, np.array([0.0, -1.0, 0.0])), min_bend)
+    for side, leg in enumerate(skeleton.legs):
+        pts = _in_world(pose, leg[3], toe_points[side])
+        floor = ground(pts[..., :2])
+        floor[:, 0] += clearance
+        need = (floor - pts[..., 2]).max(axis=1)
+        idx = np.flatnonzero(need > 1e-4)
+        if len(idx):
+            wanted = toes[idx, side].copy()
+            wanted[:, 2] += need[idx]
+            legs.solve(rots, side, idx, wanted, np.zeros(len(idx)))
+            out[idx, side] = need[idx]
+    return out
 
 
 def lift_summary(lifts, at):
