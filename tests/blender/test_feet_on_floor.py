@@ -38,6 +38,9 @@ def files(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("feet_on_floor"))
     sample = ct.read_take(ct.SAMPLE).cut(0, FRAMES)
     return {"bandai": [os.path.dirname(ct.bandai_takes(sample, os.path.join(out, "bandai"), clip_frames=300)[0])],
+            # 4.8 cm lower: standing toes under the floor.
+            "sunk": [os.path.dirname(ct.bandai_takes(sample.lowered(4.8), os.path.join(out, "sunk"),
+                                                     clip_frames=300)[0])],
             "cmu": ct.cmu_take(sample, os.path.join(out, "cmu.bvh"))[0],
             "glb": rig_file.write("glb", out, "Hero"), "fbx": rig_file.write("fbx", out, "Hero"), "out": out}
 
@@ -98,16 +101,16 @@ def _check(lows, toes, report, skinned=True, standing=True):
 
 def _onto(files, take, character):
     out = os.path.join(files["out"], "%s_%s" % (take, character))
-    takes = [CMU_CLIP] if take == "cmu_clip" else files[take] if take == "bandai" else [files[take]]
-    scale = 0.01 if take == "bandai" else ct.CMU_UNIT
+    takes = [CMU_CLIP] if take == "cmu_clip" else [files[take]] if take == "cmu" else files[take]
+    scale = 0.01 if take in ("bandai", "sunk") else ct.CMU_UNIT
     if take == "cmu_clip" and not os.path.isfile(CMU_CLIP):
         pytest.skip("the CMU clips are not on this machine")
     report = _bake(out, takes, scale, files[character])
     return (*_feet(os.path.join(out, "baked.blend")), report)
 
 
-@pytest.mark.parametrize("take,character", [("bandai", "glb"), ("bandai", "fbx"), ("cmu", "glb"),
-                                            ("cmu_clip", "fbx")])
+@pytest.mark.parametrize("take,character", [("bandai", "glb"), ("bandai", "fbx"), ("sunk", "glb"),
+                                            ("cmu", "glb"), ("cmu_clip", "fbx")])
 def test_onto_the_character_nothing_under_the_floor(files, take, character):
     lows, toes, report = _onto(files, take, character)
     _check(lows, toes, report, standing=take != "cmu_clip")
@@ -120,11 +123,11 @@ def test_a_real_cmu_clip_stands_on_the_floor(files):
     assert np.median(lows) < 0.02, np.median(lows)
 
 
-@pytest.mark.parametrize("take", ["bandai", "cmu"])
+@pytest.mark.parametrize("take", ["bandai", "sunk", "cmu"])
 def test_on_the_database_skeleton_toe_tips_stay_on_the_floor(files, take):
     out = os.path.join(files["out"], "%s_db" % take)
-    takes = files[take] if take == "bandai" else [files[take]]
-    report = _bake(out, takes, 0.01 if take == "bandai" else ct.CMU_UNIT)
+    takes = [files[take]] if take == "cmu" else files[take]
+    report = _bake(out, takes, ct.CMU_UNIT if take == "cmu" else 0.01)
     lows, toes = _feet(os.path.join(out, "baked.blend"))
     _check(lows, toes, report, skinned=False)
     assert report["floor_raised_frames"] > 0          # these takes' toes dip: the clearance had work to do
