@@ -72,12 +72,13 @@ def tpose_for(context, obj, names, mode, frame):
     raise MotionMatchingError("Unknown T-pose source %r." % (mode,))
 
 
-def unless_a_pose(sk, tpose, words, notes):
-    """The rest pose as the T-pose, unless its arms hang down (an A-pose) or
-    it does not stand at all (see core tpose.rest_not_standing): then the
-    computed T-pose (Make T-Pose's; the whole body turned for a rest that
-    does not stand), not stored, and a note."""
-    why = rt_tpose.rest_not_standing(sk)
+def unless_a_pose(sk, tpose, words, notes, source=False):
+    """The rest pose as the T-pose, unless its arms hang down (an A-pose) or,
+    for a ``source`` take, it does not stand at all (see core
+    tpose.rest_not_standing): then the computed T-pose (Make T-Pose's; the
+    whole body turned for a rest that does not stand), not stored, and a
+    note. A target that does not stand is refused later (its mesh would lie)."""
+    why = rt_tpose.rest_not_standing(sk) if source else None
     if why is not None:
         notes.append("the rest pose of %s is not a T-pose (%s), so its T-pose was built from its bone directions "
                      "(legs down, spine up, arms out)" % (sk.label, why))
