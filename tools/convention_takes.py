@@ -14,6 +14,8 @@ Run from the repository root (no Blender needed):
   on every joint, Bandai Namco's names (``UpperLeg_L``, ``Chest``...), a rest
   pose with every OFFSET along +X (so every joint's rotation differs from the
   sample's), centimetres, Y up, 30 fps, cut into 30 clips of 3-6 s.
+- Any of them from :meth:`Take.lowered`: the feet sink through the floor
+  (standing toes under it).
 - ``unreal``: ``root`` on the ground moving with the character (the hips
   projected to the ground, turned with the hips' facing) > ``pelvis`` >
   ``spine_01``... / ``thigh_l``, ``calf_l``, ``foot_l``, ``ball_l``...,
@@ -116,6 +118,15 @@ class Take:
         out.__dict__.update(self.__dict__)
         for key in ("rot", "pos", "local", "root_pos"):
             setattr(out, key, getattr(self, key)[start:stop])
+        return out
+
+    def lowered(self, depth):
+        """The same take ``depth`` file units lower (Y up): its feet sink
+        through its floor, as takes captured over a raised floor plate do."""
+        out = self.cut(0, len(self.rot))
+        out.pos = self.pos.copy()
+        out.pos[..., 1] -= depth
+        out.root_pos = out.pos[:, 0]
         return out
 
     def rot_of(self, name):

@@ -7,6 +7,7 @@ import bpy
 import numpy as np
 
 from ...core.bake import pipeline as core_bake
+from ...core.bake.legs.floor import lift_summary
 from ...core.job import replant as core_replant
 from ...core.job import run as core_run
 from ...core.measure import retarget_checks
@@ -274,12 +275,13 @@ def target_world_joints(setup, result):
     return retarget_bridge.world_joints(setup, result)
 
 
-def retarget_frames(setup, output, fps, toe_above_soles):
+def retarget_frames(setup, output, fps, toe_above_soles, soles=None):
     """The frames of the :class:`BakeOutput` retargeted through ``setup``
     (core.retarget, the T-pose correspondence) and their feet planted again on
     the target's own legs (core.job.replant) at ``fps`` scene frames per
     second; ``toe_above_soles``: bridge.retarget.meshes.toe_above_soles of the
-    target. Reads no Blender data (the live preview runs it on a thread).
+    target, ``soles`` its bridge.retarget.meshes.sole_points. Reads no Blender
+    data (the live preview runs it on a thread).
     Returns (core.retarget.frames.Result with the planted keys, core_replant.Replanted)."""
     from ..retarget import retarget as retarget_bridge
 
@@ -287,7 +289,7 @@ def retarget_frames(setup, output, fps, toe_above_soles):
     result = retarget_bridge.retarget_pose(setup, pose)
     contact, root_yaw = core_replant.frame_contacts(output.result, output.times)
     planted = core_replant.replant_feet(setup.plan, setup.target, setup.target_map, result, contact, root_yaw,
-                                        fps, output.settings, toe_above_soles=toe_above_soles)
+                                        fps, output.settings, toe_above_soles=toe_above_soles, soles=soles)
     result.rotations, result.locations = planted.rotations, planted.locations
     return result, planted
 
@@ -314,11 +316,14 @@ def retarget(context, target, output, setup):
     from ..retarget import meshes
 
     report = output.report
-    result, planted = retarget_frames(setup, output, report.fps, meshes.toe_above_soles(target, setup))
+    result, planted = retarget_frames(setup, output, report.fps, meshes.toe_above_soles(target, setup),
+                                      meshes.sole_points(target, setup))
     if planted.foot_locks is not None:
         report.target_foot_locks = planted.foot_locks
     if planted.sole_shift is not None:
         report.sole_shift_m = planted.sole_shift
+    if planted.floor_lifts is not None:
+        report.floor_raised_frames, report.floor_raised_max_m = lift_summary(planted.floor_lifts, slice(None))
     warnings = list(getattr(setup, "warnings", [])) + planted.warnings
     world = target_world_joints(setup, result)
     if output.controller_world is not None:

@@ -33,10 +33,11 @@ class Posing:
     """A retarget set-up for the preview: the Setup, how high the target's toes
     stand above its mesh's soles, and its pose bones' names in their order."""
 
-    def __init__(self, setup, toe_above_soles, bone_names):
+    def __init__(self, setup, toe_above_soles, bone_names, soles=None):
         self.setup = setup
         self.toe_above_soles = toe_above_soles
         self.bone_names = bone_names
+        self.soles = soles              # bridge.retarget.meshes.sole_points, as the bake reads them
 
     def path_options(self):
         """What bridge.bake.bake.run_steps / controller_path take for this rig (as Bake passes them)."""
@@ -55,7 +56,8 @@ def posing_for(context, armature, database):
     posing = _setups.get(key)
     if posing is None:
         setup = bake_bridge.retarget_setup(context, armature, None, database)
-        posing = Posing(setup, meshes.toe_above_soles(armature, setup), [pb.name for pb in armature.pose.bones])
+        posing = Posing(setup, meshes.toe_above_soles(armature, setup), [pb.name for pb in armature.pose.bones],
+                        meshes.sole_points(armature, setup))
         while len(_setups) >= KEPT:
             _setups.pop(next(iter(_setups)))
         _setups[key] = posing
@@ -81,7 +83,7 @@ def posed(output, posing, fps):
     if posing is None:
         return None
     setup = posing.setup
-    result, _planted = bake_bridge.retarget_frames(setup, output, fps, posing.toe_above_soles)
+    result, _planted = bake_bridge.retarget_frames(setup, output, fps, posing.toe_above_soles, posing.soles)
     index = {n: i for i, n in enumerate(posing.bone_names)}
     names = setup.target.names
     frames, count = result.rotations.shape[0], len(posing.bone_names)

@@ -55,3 +55,44 @@ def mesh_size_note(obj, pelvis_height):
     return ("the bones of %s are %.3g times the size of the mesh they skin (hips %.2f m above the feet, mesh "
             "%.2f m tall): check its object's scale (a rig in centimetres needs 0.01) or set the size by hand"
             % (obj.name, ratio, pelvis_height, tall))
+
+
+def sole_points(obj, setup, band=0.1, most=64):
+    """The soles of the meshes ``obj`` skins, per leg (left, right): (points
+    in the foot bone's rest frame, points in the toe bone's) (n, 3) each, in
+    the target's body frame (metres): the rest vertices weighted to that bone
+    (more than 0.3) within ``band`` of the foot's lowest one, at most ``most``
+    of each, spread over them. None without a mesh or mapped feet and toes."""
+    tgt = setup.target
+    bones = [(tgt.joints.get(s + "Foot"), tgt.joints.get(s + "Toes")) for s in ("Left", "Right")]
+    meshes = skinned_meshes(obj)
+    if not meshes or any(b is None for pair in bones for b in pair):
+        return None
+    inv_ground = np.linalg.inv(np.asarray(setup.ground, dtype=np.float64))
+    found = {b: [] for pair in bones for b in pair}
+    for mesh in meshes:
+        index = {g.index: tgt.names.index(g.name) for g in mesh.vertex_groups if g.name in tgt.names}
+        co = np.empty(len(mesh.data.vertices) * 3, dtype=np.float32)
+        mesh.data.vertices.foreach_get("co", co)
+        mw = inv_ground @ np.array(mesh.matrix_world, dtype=np.float64)
+        pts = co.reshape(-1, 3) @ mw[:3, :3].T + mw[:3, 3]
+        for v in mesh.data.vertices:
+            for g in v.groups:
+                b = index.get(g.group)
+                if b in found and g.weight > 0.3:
+                    found[b].append(pts[v.index])
+    out = []
+    for foot, toe in bones:
+        pts = {b: np.array(found[b]).reshape(-1, 3) for b in (foot, toe)}
+        both = np.concatenate([pts[foot], pts[toe]])
+        if not len(both):
+            return None
+        low = both[:, 2].min()
+        side = []
+        for b in (foot, toe):
+            p = pts[b][pts[b][:, 2] <= low + band]
+            p = p[np.linspace(0, len(p) - 1, min(len(p), most)).astype(int)] if len(p) else p
+            rest = tgt.rest[b]
+            side.append((p - rest[:3, 3]) @ rest[:3, :3])
+        out.append(tuple(side))
+    return out

@@ -60,7 +60,7 @@ def source_record(source, prefer="DEF"):
         tpose, words = tpose_for(None, source, src.names, "AUTO", 1)
         notes = []
         if words == "rest pose":
-            tpose, words = unless_a_pose(src, tpose, words, notes)
+            tpose, words = unless_a_pose(src, tpose, words, notes, source=True)
     except MotionMatchingError:
         return None
     known = np.isfinite(tpose.rotations).all(axis=1) & np.isfinite(tpose.heads).all(axis=1)
@@ -115,7 +115,7 @@ def plan_for(context, source, target, source_tpose="AUTO", source_frame=1, targe
         src_tp, src_words = tpose_for(context, source, src.names, source_tpose, source_frame)
     tgt_tp, tgt_words = tpose_for(context, target, tgt.names, target_tpose, target_frame)
     if source_tpose == "AUTO" and src_words == "rest pose":
-        src_tp, src_words = unless_a_pose(src, src_tp, src_words, notes)
+        src_tp, src_words = unless_a_pose(src, src_tp, src_words, notes, source=True)
     if target_tpose == "AUTO" and tgt_words == "rest pose":
         tgt_tp, tgt_words = unless_a_pose(tgt, tgt_tp, tgt_words, notes)
     hips_name = src.names[src.joints["Hips"]]

@@ -72,9 +72,18 @@ def tpose_for(context, obj, names, mode, frame):
     raise MotionMatchingError("Unknown T-pose source %r." % (mode,))
 
 
-def unless_a_pose(sk, tpose, words, notes):
-    """The rest pose as the T-pose, unless its arms hang down (an A-pose):
-    then the computed T-pose (Make T-Pose's), not stored, and a note."""
+def unless_a_pose(sk, tpose, words, notes, source=False):
+    """The rest pose as the T-pose, unless its arms hang down (an A-pose) or,
+    for a ``source`` take, it does not stand at all (see core
+    tpose.rest_not_standing): then the computed T-pose (Make T-Pose's; the
+    whole body turned for a rest that does not stand), not stored, and a
+    note. A target that does not stand is refused later (its mesh would lie)."""
+    why = rt_tpose.rest_not_standing(sk) if source else None
+    if why is not None:
+        notes.append("the rest pose of %s is not a T-pose (%s), so its T-pose was built from its bone directions "
+                     "(legs down, spine up, arms out)" % (sk.label, why))
+        pose = rt_tpose.compute_tpose(sk, whole_body=True)[1]
+        return rt_rig.TPose.from_matrices(pose), "T-pose built from the bone directions"
     droop = rt_tpose.arm_droop(sk)
     if droop is None or droop < rt_tpose.A_POSE_DEGREES:
         return tpose, words

@@ -33,6 +33,7 @@ import numpy as np
 from ..maths import springs
 from ..maths import transforms as tf
 from .legs.apply import apply_foot_lock, toe_floor, warp_strides
+from .legs.floor import clear_floor
 from .legs.solver import leg_points
 from .matching import body_turn, make_matcher
 from .moves_search import MovesMatcher, lead_matchers
@@ -67,6 +68,7 @@ class BakeSkeleton:
     root: int
     hips: int
     legs: list                   # [(upper, lower, foot, toe) left, (...) right] bone indices
+    toe_tips: np.ndarray = None  # (2, 3) each toe bone's tip in its own frame (None: no floor clearance)
 
 
 @dataclass
@@ -88,6 +90,7 @@ class BakeResult:
     sim_pos: np.ndarray          # (S, 3) spring character
     controller: np.ndarray       # (S, 3) controller positions
     toes: np.ndarray = field(default=None)  # (S, 2, 3) toe positions after foot lock/IK
+    floor_lifts: object = field(default=None)  # core.bake.legs.floor.FloorLifts, None without floor clearance
     trace: object = field(default=None, repr=False)  # core.bake.resume.Trace: to bake again from a changed step
 
 
@@ -178,12 +181,26 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     played, locs, rots, root_quat, contacts, locked, lock_count, toes = _pose_and_legs(
         db, pose_locations, pose_rotations, skeleton, played, root.dpos, warp, settings, fps, toe_speeds,
         (legs_kept(previous, settings, db, len(ctrl)), trace.legs), fade)
+    toes, lifts = _clear_floor(skeleton, locs, rots, root_quat, toes, settings)
     rots = tf.quat_unroll(tf.quat_normalize(rots), axis=0)
     yield 1.0
     return BakeResult(dt=dt, locations=locs, rotations=rots, rows=played.rows, searched=played.searched,
                       jumped=played.jumped, cost=played.cost, contacts=contacts, locked=locked,
                       lock_count=lock_count, root_pos=played.root_pos, root_quat=root_quat,
-                      sim_pos=sim.positions, controller=ctrl, toes=toes, trace=trace)
+                      sim_pos=sim.positions, controller=ctrl, toes=toes, trace=trace,
+                      floor_lifts=lifts)
+
+
+def _clear_floor(skeleton, locs, rots, root_quat, toes, settings):
+    """6. Nothing under the floor (core.bake.legs.floor): toe joints lifted, toe
+    tips bent up (``rots`` in place). Returns (toes, FloorLifts or None)."""
+    if skeleton.toe_tips is None or not skeleton.legs:
+        return toes, None
+    lifts = clear_floor(skeleton, locs, rots, root_quat, skeleton.toe_tips, min_bend=settings.legs.knee_min_bend)
+    if toes is not None:
+        toes = toes.copy()
+        toes[..., 2] += lifts.joint
+    return toes, lifts
 
 
 def _pose_and_legs(db, pose_locations, pose_rotations, skeleton, played, row_steps, warp, settings, fps,

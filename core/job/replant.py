@@ -17,6 +17,7 @@ from typing import Optional
 import numpy as np
 
 from ..bake import pipeline
+from ..bake.legs import floor
 from ..maths import transforms as tf
 
 UNMAPPED_LEGS = ("the target's legs are not all mapped (hip, knee, ankle, toes), so its feet were not "
@@ -32,6 +33,7 @@ class Replanted:
     foot_locks: Optional[int]       # foot locks on the target's legs (None: its feet were not planted again)
     sole_shift: Optional[float]     # m the hips were lifted (or lowered, < 0) onto the soles (None: not moved)
     warnings: list                  # sentences for the report
+    floor_lifts: object = None      # core.bake.legs.floor.FloorLifts per frame (None: its feet were not planted again)
 
 
 def frame_contacts(result, times):
@@ -53,14 +55,17 @@ def target_legs(names, target_map):
     return legs
 
 
-def replant_feet(plan, target, target_map, result, contacts, root_yaw, fps, settings, toe_above_soles=None):
+def replant_feet(plan, target, target_map, result, contacts, root_yaw, fps, settings, toe_above_soles=None,
+                 soles=None):
     """Plant the feet of ``result`` (a core.retarget.frames.Result of ``plan``
     onto ``target``, a RetargetSkeleton whose canonical joints ``target_map``
     names) again on the target's legs, where ``contacts`` (F, 2) flag the
     database's foot contacts, ``root_yaw`` (F,) the bake's root heading, at
     ``fps`` scene frames per second, with the bake's ``settings`` (the toe
     floor replaced by the target's own). ``toe_above_soles``: how high the
-    target's toes stand above its mesh's soles at rest (m), or None (no mesh).
+    target's toes stand above its mesh's soles at rest (m), or None (no mesh);
+    ``soles``: the mesh's sole points per leg (points in the foot's frame, in
+    the toe's), kept on the floor, or None.
 
     Returns a :class:`Replanted`; when a leg is not mapped (or the plan's
     bones follow constraints of their own) the keys are left as they are."""
@@ -87,8 +92,23 @@ def replant_feet(plan, target, target_map, result, contacts, root_yaw, fps, sett
     fset = dataclasses.replace(settings, toe_floor=floor)
     t_rots, _locked, count, _toes = pipeline.apply_foot_lock(
         t_skel, t_locs, t_rots, contacts, root_quat, 1.0 / fps, fset)
+    lifts = clear_target_floor(target, t_skel, t_locs, t_rots, root_quat, toe_above_soles, settings, soles)
     return Replanted(rotations=tf.quat_unroll(t_rots[:, result.keyed], axis=0), locations=locations,
-                     foot_locks=int(count), sole_shift=sole_shift, warnings=[])
+                     foot_locks=int(count), sole_shift=sole_shift, warnings=[], floor_lifts=lifts)
+
+
+def clear_target_floor(target, t_skel, t_locs, t_rots, root_quat, above, settings, soles=None,
+                       ground=floor.flat_ground):
+    """Nothing of the target's feet under ``ground`` (core.bake.legs.floor):
+    its toe joints and toe tips (core.bake.legs.floor.tip_offsets) kept
+    ``above`` (m, a skinned mesh's soles under its toe joints; 0 without a
+    mesh) over it, the mesh's ``soles`` on it. ``t_rots`` changes in place;
+    returns the FloorLifts."""
+    lift = 0.0 if above is None else max(float(above), 0.0)
+    tips = floor.tip_offsets(t_skel.parents, t_skel.offsets, getattr(target, "lengths", None), t_skel.legs)
+    feet, toes = (None, None) if soles is None else ([s[0] for s in soles], [s[1] for s in soles])
+    return floor.clear_floor(t_skel, t_locs, t_rots, root_quat, tips, ground, settings.legs.knee_min_bend,
+                             clearance=lift, foot_points=feet, toe_points=toes)
 
 
 def _stand_on_soles(plan, target, t_skel, t_locs, t_rots, result, contacts, above):

@@ -29,6 +29,7 @@ from ..measure.joints import take_of
 from ..skeleton import humanoid_map
 from ..skeleton.contacts import central_velocity
 from ..bake import pipeline
+from ..bake.legs import floor
 from ..bake.settings import BakeError, BakeSettings
 
 SEARCH_INDEX = "search_index"   # the cache key of a database's search index
@@ -163,7 +164,20 @@ def skeleton_of(database):
     if len(legs) != 2:
         legs = []
     return pipeline.BakeSkeleton(names=names, parents=parents, offsets=np.asarray(database.skeleton.offsets),
-                                 root=names.index(bones.root), hips=names.index(bones.hips), legs=legs)
+                                 root=names.index(bones.root), hips=names.index(bones.hips), legs=legs,
+                                 toe_tips=toe_tips(database, legs))
+
+
+def toe_tips(database, legs):
+    """(2, 3) each toe's tip in its toe bone's frame (core.bake.legs.floor.tip_offsets),
+    with the bone lengths the database's source armature recorded; None without legs."""
+    if not legs:
+        return None
+    source = getattr(database, "source", None)
+    lengths = None if source is None else np.asarray(source.bone_lengths, dtype=np.float64)
+    if lengths is not None and len(lengths) != len(database.skeleton.names):
+        lengths = None
+    return floor.tip_offsets(database.skeleton.parents, np.asarray(database.skeleton.offsets), lengths, legs)
 
 
 def toe_speeds(database):

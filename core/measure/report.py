@@ -10,6 +10,7 @@ measured, e.g. the planted figures of a rig without two leg chains):
 
 - ``frames``, ``frame_start``, ``frame_end``, ``fps`` (scene), ``database_fps``,
   ``steps`` (simulation steps), ``searches``, ``jumps``, ``foot_locks``.
+- ``floor_raised_frames``, ``floor_raised_max_m``: how often and how far a foot was raised onto the floor.
 - Low-foot sliding (the planted measure of core.measure.path_metrics with the
   speed and contact conditions off), the bake against the raw take:
   ``foot_sliding_m`` {left, right} and ``foot_sliding_cm_per_foot_per_moving_s``
@@ -27,8 +28,7 @@ measured, e.g. the planted figures of a rig without two leg chains):
   ``contact_sliding_m`` {left, right}; ``seed_ankle_sliding_m_per_14_5_s``.
 - ``facing_error_travel_mean_deg``, ``facing_error_asked_mean_deg``,
   ``hips_facing_error_asked_mean_deg``; ``hips_tracking_mean_m``,
-  ``hips_tracking_max_m``: the hips to the path.
-- ``warnings`` (sentences), ``note``.
+  ``hips_tracking_max_m``: the hips to the path; ``warnings`` (sentences), ``note``.
 - Only after a bake onto another rig: ``sole_shift_m``, ``target_foot_locks``,
   ``size_ratio``, ``retargeted_onto``.
 """
@@ -39,6 +39,7 @@ from typing import Optional
 import numpy as np
 
 from ..bake import pipeline as core_bake
+from ..bake.legs.floor import lift_summary, lift_words
 from ..bake.pose import joint_heads, leg_joints
 from ..maths.resample import resample, sample_positions
 from . import bake_quality, moves_figures
@@ -110,6 +111,8 @@ class BakeReport:
     warnings: list = field(default_factory=list)
     note: str = ""
     sole_shift_m: Optional[float] = None
+    floor_raised_frames: int = 0          # frames the floor clearance raised a foot on (core.bake.legs.floor)
+    floor_raised_max_m: float = 0.0       # the most it raised one
     target_foot_locks: Optional[int] = None
     size_ratio: Optional[float] = None
     retargeted_onto: Optional[str] = None
@@ -149,6 +152,7 @@ class BakeReport:
                 self.frames, self.frame_start, self.frame_end, self.fps, self.database_fps)),
             ("searches / jumps", "%d / %d" % (self.searches, self.jumps)),
             ("foot locks", "%d" % self.foot_locks),
+            ("feet raised onto the floor", lift_words(self.floor_raised_frames, self.floor_raised_max_m)),
             ("foot sliding (m, L/R)", "%.3f / %.3f" % (self.foot_sliding_m["left"], self.foot_sliding_m["right"])),
             ("toe sliding cm/foot/moving s", "%.2f (raw take %.2f)" % (
                 self.foot_sliding_cm_per_foot_per_moving_s, self.raw_foot_sliding_cm_per_foot_per_moving_s)),
@@ -335,6 +339,7 @@ def _bake_figures(take, skeleton, result, baked, seconds, path_scale, cache=None
         "frames": int(len(frames)), "frame_start": int(frames[0]), "frame_end": int(frames[-1]),
         "fps": float(sfps), "database_fps": float(fps), "steps": int(len(result.rows)),
         "searches": searches, "jumps": int(result.jumped.sum()), "foot_locks": int(result.lock_count),
+        **dict(zip(("floor_raised_frames", "floor_raised_max_m"), lift_summary(result.floor_lifts, at))),
         **low_foot_sliding(take, toes, ankles, result.root_pos, fps, cache),
         "tracking_error_mean_m": float(d.mean()), "tracking_error_max_m": float(d.max()),
         "match_cost_mean": float(costs.mean()) if searches else 0.0,

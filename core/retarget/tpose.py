@@ -27,18 +27,36 @@ for _s in ("Left", "Right"):
         _s + "LowerLeg": (_s + "Foot",),
     })
 _SPINE = ("Spine", "Chest", "UpperChest", "Neck", "Head")
+# A rest pose that is no T-pose at all (the whole body turned from the bone
+# directions): the hips, collars and feet are turned too.
+_CHAIN_NEXT.update({"Hips": ("Spine", "Chest", "UpperChest", "Neck", "Head")})
+for _s in ("Left", "Right"):
+    _CHAIN_NEXT.update({_s + "Shoulder": (_s + "UpperArm",), _s + "Foot": (_s + "Toes",), _s + "Toes": ()})
+# Where a foot points in a built T-pose: forward (-Y) and down, as a standing
+# foot's ankle-to-ball line does (most takes and characters: 20-35 degrees).
+FOOT_DOWN_DEGREES = 25.0
 _FEET = ("LeftFoot", "RightFoot")
 _FLOOR_JOINTS = ("LeftFoot", "RightFoot", "LeftToes", "RightToes")
 # The canonical joints whose heads make the pelvis point.
 HIP_JOINTS = ("LeftUpperLeg", "RightUpperLeg")
 
 
-def tpose_directions(straighten_spine=False, side_sign=1.0):
+def tpose_directions(straighten_spine=False, side_sign=1.0, whole_body=False):
     """{canonical joint: unit direction} of the canonical T-pose in armature
     space: the left arm along +X (the character faces -Y), the right along
     -X, thighs and shins down, and with ``straighten_spine`` the spine, neck
-    and head up. ``side_sign`` -1 swaps the arms (a rig facing +Y)."""
+    and head up. ``side_sign`` -1 swaps the arms (a rig facing +Y).
+    ``whole_body`` also turns the hips up, the collars out and the feet and
+    toes forward (a rest pose that is not a T-pose at all)."""
     out = {}
+    if whole_body:
+        straighten_spine = True
+        out["Hips"] = np.array([0.0, 0.0, 1.0])
+        down = np.radians(FOOT_DOWN_DEGREES)
+        for side, sx in (("Left", side_sign), ("Right", -side_sign)):
+            out[side + "Shoulder"] = np.array([sx, 0.0, 0.0])
+            out[side + "Foot"] = np.array([0.0, -side_sign * np.cos(down), -np.sin(down)])
+            out[side + "Toes"] = np.array([0.0, -side_sign, 0.0])
     for side, sx in (("Left", side_sign), ("Right", -side_sign)):
         for j in ("UpperArm", "LowerArm", "Hand"):
             out[side + j] = np.array([sx, 0.0, 0.0])
@@ -61,13 +79,26 @@ def _descendant_point(parents, offsets, top, bone):
     return m[:3, 3] if p == top else None
 
 
-def compute_tpose(skeleton, straighten_spine=False):
+def _turn(v, d):
+    """The least turn taking ``v`` onto ``d``; a bone pointing the opposite way
+    turns half a turn about the vertical (it keeps its top side up), or about
+    X when it is vertical itself."""
+    v = np.asarray(v, dtype=np.float64) / np.linalg.norm(v)
+    if v @ d > -1.0 + 1e-9:
+        return tf.quat_to_matrix(shortest_arc(v, d))
+    axis = np.array([1.0, 0.0, 0.0]) if abs(d[2]) > 0.9 else np.array([0.0, 0.0, 1.0])
+    axis = axis - (axis @ d) * d
+    return tf.quat_to_matrix(tf.quat_from_axis_angle(axis / np.linalg.norm(axis), np.pi))
+
+
+def compute_tpose(skeleton, straighten_spine=False, whole_body=False):
     """The canonical T-pose of ``skeleton`` built from its rest pose (see the
-    module notes). Returns (basis rotations (J, 4) local quaternions, pose
-    matrices (J, 4, 4) in armature space)."""
+    module notes; ``whole_body``: see :func:`tpose_directions`). Returns
+    (basis rotations (J, 4) local quaternions, pose matrices (J, 4, 4) in
+    armature space)."""
     sk = skeleton
     J = len(sk.names)
-    dirs = tpose_directions(straighten_spine, sk.side_sign())
+    dirs = tpose_directions(straighten_spine, sk.side_sign(), whole_body)
     turn = {}
     for joint, d in dirs.items():
         j = sk.joints.get(joint)
@@ -83,7 +114,7 @@ def compute_tpose(skeleton, straighten_spine=False):
         if end is None or np.linalg.norm(end) < 1e-9:
             end = np.array([0.0, max(sk.lengths[j], 1e-6), 0.0])
         turn[j] = (end, d)
-    keep = {sk.joints[f] for f in _FEET if f in sk.joints}
+    keep = set() if whole_body else {sk.joints[f] for f in _FEET if f in sk.joints}
     basis = np.tile(_IDENTITY, (J, 1))
     pose = np.empty((J, 4, 4))
     for j, p in enumerate(sk.parents):
@@ -91,7 +122,8 @@ def compute_tpose(skeleton, straighten_spine=False):
         if j in turn:
             end, d = turn[j]
             v = pose[j, :3, :3] @ end
-            new = tf.quat_to_matrix(shortest_arc(v, d)) @ pose[j, :3, :3]
+            turn_by = _turn(v, d) if whole_body else tf.quat_to_matrix(shortest_arc(v, d))
+            new = turn_by @ pose[j, :3, :3]
         elif j in keep:
             new = sk.rest[j, :3, :3]
         else:
@@ -120,6 +152,29 @@ def arm_droop(skeleton):
         if n > 1e-9:
             out.append(np.degrees(np.arcsin(np.clip(-d[2] / n, -1.0, 1.0))))
     return float(np.mean(out)) if out else None
+
+
+def rest_not_standing(skeleton):
+    """Why the rest pose of ``skeleton`` cannot be read as a T-pose (a short
+    phrase), or None when it stands: its head above its hips and its legs
+    hanging down (body frame). A rest with every bone along its parent's X
+    axis, as some takes come, is neither."""
+    sk = skeleton
+    hips = [sk.joints[j] for j in HIP_JOINTS]
+    pelvis = sk.rest[hips, :3, 3].mean(axis=0)
+    head = sk.joints.get("Head", sk.joints.get("Neck"))
+    if head is not None:
+        up = sk.rest[head, :3, 3] - pelvis
+        if not up[2] >= 0.5 * np.linalg.norm(up) or not np.linalg.norm(up) > 1e-9:
+            return "its head is not above its hips"
+    for side in ("Left", "Right"):
+        a, b = sk.joints[side + "UpperLeg"], sk.joints.get(side + "Foot")
+        if b is None:
+            continue
+        leg = sk.rest[b, :3, 3] - sk.rest[a, :3, 3]
+        if not -leg[2] >= 0.5 * np.linalg.norm(leg) or not np.linalg.norm(leg) > 1e-9:
+            return "its legs do not hang down"
+    return None
 
 
 def standing_height(skeleton, tpose):
