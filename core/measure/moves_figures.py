@@ -54,3 +54,11 @@ def warnings(entries, threshold=HONOURED_SHARE):
                    "the query." % (i + 1, entry["frame"], entry["query"] or "all", 100 * share,
                                                   entry["first_frame"], entry["last_frame"], 100 * threshold))
     return out
+
+
+def line(width, move):
+    """The report table's line of one move along the timeline."""
+    where = ("frames %d-%d, %.0f%% on its tags" % (move["first_frame"], move["last_frame"], 100 * move["share"])
+             if move["share"] is not None else "not within the frames baked")
+    where += measured(move)
+    return "%-*s  %s" % (width, "move at %g" % move["frame"], "'%s': %s" % (move["query"] or "all", where))

@@ -179,7 +179,7 @@ class BakeReport:
         if self.size_ratio is not None:
             lines.append("%-*s  %.3f (onto %s)" % (width, "size ratio", self.size_ratio,
                                                    self.retargeted_onto or "another rig"))
-        lines += [_move_line(width, m) for m in self.moves or ()]
+        lines += [moves_figures.line(width, m) for m in self.moves or ()]
         lines += ["Warning: %s" % w for w in self.warnings]
         if self.note:
             lines.append(self.note)
@@ -204,14 +204,6 @@ class BakeReport:
         out += [("Frame %d: cost %.2f" % (w["frame"], w["cost"]), "ERROR") for w in self.worst_moments]
         out.append(("Baked in %.2f s (%.0fx real time)" % (self.bake_seconds, self.real_time_factor), "NONE"))
         return out
-
-
-def _move_line(width, move):
-    """The report table's line of one move along the timeline."""
-    where = ("frames %d-%d, %.0f%% on its tags" % (move["first_frame"], move["last_frame"], 100 * move["share"])
-             if move["share"] is not None else "not within the frames baked")
-    where += moves_figures.measured(move)
-    return "%-*s  %s" % (width, "move at %g" % move["frame"], "'%s': %s" % (move["query"] or "all", where))
 
 
 def _num(fmt, value):
