@@ -17,6 +17,7 @@ HIPS_WINDOW = 0.3       # s: the hips stay under the lowest reach of either leg 
 SWING_WINDOW = 0.1      # s: a foot is raised to the highest ground its points meet this far before and after
 MAX_TILT = np.radians(25.0)   # a foot tilts along the surface by at most this
 FOOT_SHARES = (0.0, 1.0 / 3.0, 2.0 / 3.0, 1.0, 1.4)   # points from ankle (0) to toe (1) and the toe's tip
+MIN_CLEARANCE = -0.01   # m: no foot point goes lower than this over the ground (the flat bake's toe tips dip under 0)
 REACH_SHARE = 0.97      # the hips may rise until a leg reaches this share of its length (or its own reach)
 
 
@@ -62,15 +63,18 @@ def tilts(normals):
 
 
 def foot_lifts(ground, ankles, toes, dt):
-    """(lifts (S, 2), tilts (S, 2, 4)): how far each ankle rises and how each foot
-    turns so that every foot point keeps its flat-floor clearance over the ground."""
+    """(lifts (S, 2), tilts (S, 2, 4), tilted ankles (S, 2, 3)): each foot turns
+    along the surface about its toe (which the foot lock holds, so it does not
+    slide) and rises so that every foot point keeps its flat-floor clearance over
+    the ground (at least :data:`MIN_CLEARANCE`)."""
     q = tilts(ground.normal_at(0.5 * (ankles + toes)[..., :2]))
     need = np.full(ankles.shape[:2], -np.inf)
     for share in FOOT_SHARES:
         p = ankles + share * (toes - ankles)
-        turned = ankles + tf.quat_rotate(q, p - ankles)
-        need = np.maximum(need, ground.height_at(turned[..., :2]) + p[..., 2] - turned[..., 2])
-    return upper_envelope(need, int(round(SWING_WINDOW / dt))), q
+        turned = toes + tf.quat_rotate(q, p - toes)
+        clearance = np.maximum(p[..., 2], MIN_CLEARANCE)
+        need = np.maximum(need, ground.height_at(turned[..., :2]) + clearance - turned[..., 2])
+    return upper_envelope(need, int(round(SWING_WINDOW / dt))), q, toes + tf.quat_rotate(q, ankles - toes)
 
 
 def hips_rise(hips, ankles, lifts, hips_ground, length, dt):
@@ -102,13 +106,13 @@ def follow_ground(skeleton, locs, rots, root_quat, ground, dt, min_bend=0.0):
     legs = skeleton.legs
     ankles = pose[:, [leg[2] for leg in legs]][:, :, :3, 3]
     toes = pose[:, [leg[3] for leg in legs]][:, :, :3, 3]
-    lifts, q_tilt = foot_lifts(ground, ankles, toes, dt)
+    lifts, q_tilt, tilted = foot_lifts(ground, ankles, toes, dt)
     length = np.stack([np.linalg.norm(pose[:, leg[1], :3, 3] - pose[:, leg[0], :3, 3], axis=-1)
                        + np.linalg.norm(pose[:, leg[2], :3, 3] - pose[:, leg[1], :3, 3], axis=-1)
                        for leg in legs], axis=1)
     hips_at = pose[:, hips, :3, 3]
     hips_ground = smoothed(ground.height_at(hips_at[:, :2]), int(round(ROOT_SMOOTH / dt)))
-    hips_up = hips_rise(hips_at, ankles, lifts, hips_ground, length, dt)
+    hips_up = hips_rise(hips_at, tilted, lifts, hips_ground, length, dt)
     ancestors = _ancestors(skeleton.parents, hips)
     if root != hips and root in ancestors:
         _shift(skeleton, pose, locs, root, rise)
@@ -121,7 +125,7 @@ def follow_ground(skeleton, locs, rots, root_quat, ground, dt, min_bend=0.0):
     offset_q = tf.matrix_to_quat(skeleton.offsets[:, :3, :3])
     for side, (up, low, foot, toe) in enumerate(legs):
         hip_p, knee_p, ankle_p = (pose[:, b, :3, 3] for b in (up, low, foot))
-        wanted = ankles[:, side] + np.column_stack([np.zeros((S, 2)), lifts[:, side]])
+        wanted = tilted[:, side] + np.column_stack([np.zeros((S, 2)), lifts[:, side]])
         target = soft_reach(hip_p, knee_p, ankle_p, wanted, min_bend=min_bend)
         d_hip, d_knee = ik.two_bone_ik(hip_p, knee_p, ankle_p, target, forward, pole_blend=IK_POLE_BLEND)
         q = [tf.matrix_to_quat(pose[:, b, :3, :3]) for b in (up, low, foot, skeleton.parents[up])]
