@@ -51,6 +51,11 @@ def run(args):
         # Everything that can refuse the run comes before anything is written.
         target = character(args, armatures[0] if armatures else None) if args.character else armatures[0]
         ctrl = controller(args)
+        if getattr(args, "ground", None):
+            try:
+                scene.motion_matching.ground = scene_inputs.load_ground(args.ground)
+            except ValueError as ex:
+                raise Failure(str(ex)) from None
     if args.save_database:
         call(bpy.ops.motion_matching.export_database, filepath=os.path.abspath(args.save_database))
         print("wrote %s" % args.save_database)

@@ -129,6 +129,8 @@ def cli_args(manifest, entry, database, folder):
                  "--start-frame", str(entry["start_frame"])]
     if entry["tag_query"]:
         args += ["--tag-query", entry["tag_query"]]
+    if entry.get("ground"):
+        args += ["--ground", entry["ground"]]
     for fmt in entry["exports"]:
         args += ["--export", os.path.join(folder, entry["name"] + batch_manifest.FORMATS[fmt])]
     return args
