@@ -55,3 +55,39 @@ def test_a_ground_beside_the_path_or_far_above_it_is_refused(take_on_path):
     with pytest.raises(RuntimeError, match=r"The ground 'High' lies .* m from the controller's path height"):
         bpy.ops.motion_matching.bake(ground="High")
     assert (obj.animation_data.action if obj.animation_data else None) == action
+
+
+def _stairs_obj(path, rise=0.0):
+    """The stairs of tools/ground_scenes as an OBJ file (Y up, as Blender's OBJ importer reads it by default)."""
+    prof = gs.stairs_profile()
+    verts = [(x, y, z + rise) for x in (-3.0, 3.0) for y, z in prof]
+    n = len(prof)
+    lines = ["v %r %r %r" % (x, z, -y) for x, y, z in verts]
+    lines += ["f %d %d %d %d" % (k + 1, k + 2, n + k + 2, n + k + 1) for k in range(n - 1)]
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def test_the_bake_command_walks_on_a_ground_file_and_refuses_one_far_from_the_path(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from sample_paths import REPO, SAMPLE_TAKE
+
+    env = {k: v for k, v in os.environ.items() if k != "BLENDER_USER_RESOURCES"}
+
+    def run(ground, out):
+        return subprocess.run([sys.executable, "-m", "tools.mm_cli", "--bvh", SAMPLE_TAKE, "--scale", "0.01",
+                               "--scenario", "straight_walk", "--fps", "30", "--no-mirror-takes", "--out", str(out),
+                               "--ground", ground], cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
+
+    far = run(_stairs_obj(tmp_path / "far.obj", rise=3.0), tmp_path / "far")
+    assert far.returncode == 1
+    lines = [l for l in far.stderr.splitlines() if l.startswith("motion_matching:")]
+    assert len(lines) == 1 and "The ground 'far' lies 4.28 m from the controller's path height" in lines[0], lines
+    assert not (tmp_path / "far" / "baked.blend").exists()
+    proc = run(_stairs_obj(tmp_path / "stairs.obj"), tmp_path / "run")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    with bpy.data.libraries.load(str(tmp_path / "run" / "baked.blend")) as (src, _dst):
+        assert "stairs" in src.objects
