@@ -36,7 +36,8 @@ def sample_ground(context, obj, world_to_bake, path):
     """core.bake.ground.GroundGrid of mesh ``obj`` over ``path`` (S, 3, bake space),
     ``world_to_bake`` (4, 4) taking the world into the bake's space."""
     checked_object(obj)
-    depsgraph = context.evaluated_depsgraph_get()
+    # The live preview passes a stand-in context (its scene alone): Blender's own then.
+    depsgraph = getattr(context, "evaluated_depsgraph_get", bpy.context.evaluated_depsgraph_get)()
     tree = BVHTree.FromObject(obj, depsgraph)
     x0, y0, cell, nx, ny, points = core_ground.grid_points(path[:, :2])
     # Rays from well above the path to well under it: a ground beyond MAX_PATH_GAP is found, then refused.

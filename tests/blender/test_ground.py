@@ -91,3 +91,41 @@ def test_the_bake_command_walks_on_a_ground_file_and_refuses_one_far_from_the_pa
     assert proc.returncode == 0, proc.stderr[-2000:]
     with bpy.data.libraries.load(str(tmp_path / "run" / "baked.blend")) as (src, _dst):
         assert "stairs" in src.objects
+
+
+def test_the_live_preview_follows_the_ground_and_its_edits(take_on_path):
+    import bl_helpers as H
+
+    obj, _ctrl = take_on_path(fps=30, scenario="straight_walk")
+    scene = bpy.context.scene
+    follow = H.addon_module("bridge.preview.follow")
+    preview = H.addon_module("bridge.preview.preview")
+    bake_job = H.addon_module("bridge.bake.bake_job")
+    bake_props = H.addon_module("bridge.blender.bake_settings")
+    pipeline = H.addon_module("core.bake.pipeline")
+    frame = 250                                  # on the stairs' landing
+
+    def followed():
+        scene.frame_set(scene.frame_current + 1)
+        follow.finish_pending()
+        assert follow.status(scene) is None and not follow.pending()
+        return preview.pose_at(scene, frame)
+
+    def baked():
+        output = pipeline.run_to_end(bake_job.start(bpy.context, bake_props.to_core(scene.motion_matching.bake_settings)).steps)
+        i = int(np.flatnonzero(output.frames == frame)[0])
+        return output.locations[i], output.rotations[i]
+
+    assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
+    flat = preview.pose_at(scene, frame)
+    stairs = gs.make_stairs()
+    scene.motion_matching.ground = stairs
+    on = followed()
+    assert np.abs(on[0] - flat[0]).max() > 0.5          # the body went up the flight (root or hips location)
+    for a, b in zip(on, baked()):
+        assert np.array_equal(a, b)                    # the preview shows what Bake keys
+    stairs.location.z = 0.3                            # an edit of the ground moves the preview again
+    bpy.context.view_layer.update()
+    higher = followed()
+    assert np.abs(higher[0] - on[0]).max() > 0.2
+    assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
