@@ -129,3 +129,25 @@ def test_the_live_preview_follows_the_ground_and_its_edits(take_on_path):
     higher = followed()
     assert np.abs(higher[0] - on[0]).max() > 0.2
     assert bpy.ops.motion_matching.toggle_preview() == {"FINISHED"}
+
+
+def test_bake_all_walks_every_character_on_the_ground(take_on_path):
+    import bl_helpers as H
+    from tools import scene_curves
+
+    obj, _ctrl = take_on_path(fps=24)
+    curve = scene_curves.bezier_curve("Path", ((0.0, 0.0, 0.0), (6.0, 0.0, 0.0), (12.0, 3.0, 0.0)))
+    for o in bpy.context.view_layer.objects:
+        o.select_set(o in (curve, obj))
+    bpy.context.view_layer.objects.active = curve
+    assert bpy.ops.motion_matching.add_crowd(count=2, lanes=2) == {"FINISHED"}
+    scene = bpy.context.scene
+    scene.motion_matching.ground = gs.make_hills(x=(-4.0, 18.0), y=(-5.0, 8.0))
+    assert bpy.ops.motion_matching.bake_all() == {"FINISHED"}
+    frames = np.arange(scene.frame_start, scene.frame_end + 1, 4)
+    for pair in scene.motion_matching.crowd:
+        hips = H.pose_heads(pair.armature, frames, ["Hips"])[:, 0]
+        above = hips[:, 2] - gs.ground_heights(scene.motion_matching.ground, hips)
+        assert abs(np.median(above) - 0.97) < 0.1, np.median(above)      # the flat bake's hips: 0.97 m
+        # Over the hills the hips rise and fall with the ground (on the flat floor they keep about one height).
+        assert np.ptp(hips[:, 2]) > 0.25, np.ptp(hips[:, 2])
