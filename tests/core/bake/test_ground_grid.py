@@ -36,12 +36,20 @@ def _grid(path, height):
                              path.positions)
 
 
-def slope(x, y):
-    return np.tan(np.radians(12.0)) * np.maximum(-y - 0.5, 0.0)
+def slope(x, y, degrees=12.0):
+    return np.tan(np.radians(degrees)) * np.maximum(-y - 0.5, 0.0)
 
 
-def stairs(x, y):
-    return 0.16 * np.clip(np.floor((-y - 0.61) / 0.3) + 1, 0, 5)
+def stairs(x, y, riser=0.16):
+    return riser * np.clip(np.floor((-y - 0.61) / 0.3) + 1, 0, 5)
+
+
+def steep(x, y):
+    return slope(x, y, 20.0)
+
+
+def high_steps(x, y):
+    return stairs(x, y, 0.18)
 
 
 def _foot_points(out):
@@ -61,7 +69,7 @@ def test_the_grid_reads_slopes_between_cells_and_steps_on_the_upper_side(databas
     assert s.height_at(np.array([0.013, -1.513])) == pytest.approx(slope(0.0, -1.513), abs=1e-9)
 
 
-@pytest.mark.parametrize("shape", [slope, stairs])
+@pytest.mark.parametrize("shape", [slope, stairs, steep, high_steps])
 def test_feet_stand_on_the_ground_and_the_hips_follow_it(database, shape):
     path = _path(database)
     flat = run.run(database, path, measure=False)
@@ -112,3 +120,22 @@ def test_a_ground_far_from_the_path_is_refused(database):
         _grid(path, lambda x, y: 2.5 + 0 * x)
     assert _sentence(e) and "2.50 m" in str(e.value)
     _grid(path, lambda x, y: 1.5 + 0 * x)      # within 2 m: taken
+
+
+@pytest.mark.parametrize("riser", [0.16, 0.18])
+def test_a_swinging_toe_does_not_cut_through_a_steps_edge(database, riser):
+    path = _path(database)
+    out = run.run(database, path, measure=False, ground=_grid(path, lambda x, y: stairs(x, y, riser)))
+    _ankles, toes, _hips = _foot_points(out)
+    crossings = 0
+    for k in range(5):
+        edge = -0.61 - 0.3 * k                          # the riser up to step k + 1
+        for side in range(2):
+            y, z = toes[:, side, 1], toes[:, side, 2]
+            at = np.flatnonzero((y[:-1] > edge) & (y[1:] <= edge))
+            for i in at:
+                a = (y[i] - edge) / (y[i] - y[i + 1])
+                crossings += 1
+                # Where the toe passes over the riser (between two steps), it is over the tread above.
+                assert z[i] + a * (z[i + 1] - z[i]) > riser * (k + 1) - 0.015, (k, side, i)
+    assert crossings >= 5
