@@ -293,7 +293,8 @@ def retarget_frames(setup, output, fps, toe_above_soles):
     result = retarget_bridge.retarget_pose(setup, pose)
     contact, root_yaw = core_replant.frame_contacts(output.result, output.times)
     planted = core_replant.replant_feet(setup.plan, setup.target, setup.target_map, result, contact, root_yaw,
-                                        fps, output.settings, toe_above_soles=toe_above_soles)
+                                        fps, output.settings, toe_above_soles=toe_above_soles,
+                                        toe_ground=core_replant.frame_toe_ground(output.result, output.times))
     result.rotations, result.locations = planted.rotations, planted.locations
     return result, planted
 

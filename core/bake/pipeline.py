@@ -89,6 +89,7 @@ class BakeResult:
     sim_pos: np.ndarray          # (S, 3) spring character
     controller: np.ndarray       # (S, 3) controller positions
     toes: np.ndarray = field(default=None)  # (S, 2, 3) toe positions after foot lock/IK
+    toe_ground: np.ndarray = field(default=None)  # (S, 2) the ground's height under each toe (None: the flat floor)
     trace: object = field(default=None, repr=False)  # core.bake.resume.Trace: to bake again from a changed step
 
 
@@ -176,16 +177,17 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     played, locs, rots, root_quat, contacts, locked, lock_count, toes = _pose_and_legs(
         db, pose_locations, pose_rotations, skeleton, played, root.dpos, warp, settings, fps, toe_speeds,
         (legs_kept(previous, settings, db, len(ctrl)), trace.legs), fade)
-    root_pos = played.root_pos
+    root_pos, toe_ground = played.root_pos, None
     if ground is not None and skeleton.legs:
         rise, toes = follow_ground(skeleton, locs, rots, root_quat, ground, dt, settings.legs.knee_min_bend)
         root_pos = root_pos + np.column_stack([np.zeros((len(rise), 2)), rise])
+        toe_ground = ground.height_at(toes[..., :2])
     rots = tf.quat_unroll(tf.quat_normalize(rots), axis=0)
     yield 1.0
     return BakeResult(dt=dt, locations=locs, rotations=rots, rows=played.rows, searched=played.searched,
                       jumped=played.jumped, cost=played.cost, contacts=contacts, locked=locked,
                       lock_count=lock_count, root_pos=root_pos, root_quat=root_quat,
-                      sim_pos=sim.positions, controller=ctrl, toes=toes, trace=trace)
+                      sim_pos=sim.positions, controller=ctrl, toes=toes, trace=trace, toe_ground=toe_ground)
 
 
 def _pose_and_legs(db, pose_locations, pose_rotations, skeleton, played, row_steps, warp, settings, fps,

@@ -151,3 +151,34 @@ def test_bake_all_walks_every_character_on_the_ground(take_on_path):
         assert abs(np.median(above) - 0.97) < 0.1, np.median(above)      # the flat bake's hips: 0.97 m
         # Over the hills the hips rise and fall with the ground (on the flat floor they keep about one height).
         assert np.ptp(hips[:, 2]) > 0.25, np.ptp(hips[:, 2])
+
+
+def test_a_bake_onto_another_rig_keeps_its_feet_on_the_ground(rigify, take_on_path):
+    from sample_paths import SAMPLE_TPOSE
+
+    source, _ctrl = take_on_path(fps=30, scenario="straight_walk")
+    bpy.context.view_layer.objects.active = source
+    assert bpy.ops.motion_matching.load_tpose(filepath=SAMPLE_TPOSE, global_scale=0.01) == {"FINISHED"}
+    bpy.ops.object.select_all(action="DESELECT")
+    bpy.ops.object.armature_human_metarig_add()
+    rig = bpy.context.active_object
+    assert bpy.ops.motion_matching.auto_map_bones() == {"FINISHED"}
+    assert bpy.ops.motion_matching.make_tpose() == {"FINISHED"}
+    scene = bpy.context.scene
+    scene.motion_matching.bake_armature = rig
+    stairs = gs.make_stairs()
+    scene.motion_matching.ground = stairs
+    assert bpy.ops.motion_matching.bake() == {"FINISHED"}
+    mapped = {i.name: i.bone for i in rig.data.motion_matching.bone_map if i.bone}
+    frames = np.arange(scene.frame_start, scene.frame_end + 1, 3)
+    names = [mapped[k] for k in ("LeftFoot", "RightFoot", "LeftToes", "RightToes")]
+    import bl_helpers as H
+    heads = H.pose_heads(rig, frames, names)                       # (F, 4, 3) ankles and toes
+    gap = heads[..., 2] - gs.ground_heights(stairs, heads)
+    assert gap.min() > -0.015, gap.min()
+    # Up the flight: at the end the toes stand on the landing, not on the floor below.
+    assert np.median(gap[-10:, 2:]) < 0.08 and heads[-1, 2:, 2].min() > gs.STEPS * gs.RISER - 0.015
+    # On every tread on the way too: the lower toe over each third of the walk stays
+    # within 10 cm (one toe floor for the whole bake would hold it at the landing's height).
+    for part in np.array_split(gap[:, 2:].min(axis=1), 3):
+        assert np.median(part) < 0.10, np.median(part)
