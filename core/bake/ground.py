@@ -52,7 +52,7 @@ class GroundGrid:
         h = self.heights
         c = np.stack([h[j, i], h[j, i + 1], h[j + 1, i], h[j + 1, i + 1]], axis=-1)
         top = c.max(axis=-1)
-        return np.where(top - c.min(axis=-1) > STEP_EDGE, top, self._bilinear(h, xy))
+        return np.where(top - c.min(axis=-1) > STEP_SLOPE * self.cell, top, self._bilinear(h, xy))
 
     def normal_at(self, xy):
         """Unit normals (..., 3) under points ``xy``."""
@@ -60,7 +60,7 @@ class GroundGrid:
         return n / np.maximum(np.linalg.norm(n, axis=-1, keepdims=True), 1e-12)
 
 
-STEP_EDGE = 0.03    # m: neighbouring cells further apart in height than this are a step's edge, not a slope
+STEP_SLOPE = 1.2    # a cell rising more than this times its width (50 degrees; 3 cm in 2.5 cm) is a step's edge, not a slope
 
 
 def filled(heights, normals):
