@@ -210,7 +210,8 @@ def test_the_count_of_a_checked_manifest(folder, capsys):
 
 def test_the_ground_is_the_manifests_unless_an_entry_gives_its_own(folder):
     (folder / "hills.obj").write_bytes(b"x")
-    entries = [{"character": "hero", "path": "walk"}, {"character": "hero", "path": "walk", "ground": "cast.blend:Steps"},
+    entries = [{"character": "hero", "path": "walk"},
+               {"character": "hero", "path": "walk", "ground": "cast.blend:Steps"},
                {"character": "hero", "path": "walk", "ground": ""}]
     m = bm.parse(manifest(ground="hills.obj", entries=entries), str(folder))
     assert [e["ground"] for e in m.entries] == [str(folder / "hills.obj"), str(folder / "cast.blend") + ":Steps", ""]

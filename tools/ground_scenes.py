@@ -58,7 +58,8 @@ def make_stairs(name="Stairs", x=(-3.0, 3.0)):
 
 
 def ground_heights(ground, points):
-    """Heights (...) of ``ground`` (a mesh object, or None: 0) under world ``points`` (..., 3), by Blender's ray casts."""
+    """Heights (...) of ``ground`` (a mesh object, or None: 0) under world
+    ``points`` (..., 3), by Blender's ray casts."""
     points = np.asarray(points, dtype=np.float64)
     if ground is None:
         return np.zeros(points.shape[:-1])

@@ -60,7 +60,8 @@ class GroundGrid:
         return n / np.maximum(np.linalg.norm(n, axis=-1, keepdims=True), 1e-12)
 
 
-STEP_SLOPE = 1.2    # a cell rising more than this times its width (50 degrees; 3 cm in 2.5 cm) is a step's edge, not a slope
+# A cell rising more than this times its width (50 degrees; 3 cm in 2.5 cm) is a step's edge, not a slope.
+STEP_SLOPE = 1.2
 
 
 def filled(heights, normals):

@@ -112,7 +112,8 @@ def test_the_live_preview_follows_the_ground_and_its_edits(take_on_path):
         return preview.pose_at(scene, frame)
 
     def baked():
-        output = pipeline.run_to_end(bake_job.start(bpy.context, bake_props.to_core(scene.motion_matching.bake_settings)).steps)
+        settings = bake_props.to_core(scene.motion_matching.bake_settings)
+        output = pipeline.run_to_end(bake_job.start(bpy.context, settings).steps)
         i = int(np.flatnonzero(output.frames == frame)[0])
         return output.locations[i], output.rotations[i]
 
