@@ -55,6 +55,11 @@ def run(args):
         if args.move_list:
             # --moves replace the controller's own moves (a scenario's query points, a .blend's list).
             bake_moves.store_moves(ctrl, args.move_list)
+        if getattr(args, "ground", None):
+            try:
+                scene.motion_matching.ground = scene_inputs.load_ground(args.ground)
+            except ValueError as ex:
+                raise Failure(str(ex)) from None
     if args.save_database:
         call(bpy.ops.motion_matching.export_database, filepath=os.path.abspath(args.save_database))
         print("wrote %s" % args.save_database)

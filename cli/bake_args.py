@@ -80,6 +80,8 @@ def parser(command="bake"):
     ap.add_argument("--start-frame", type=int, default=1, help="the frame of the scenario's time 0 (default 1)")
     ap.add_argument("--character", metavar="FILE",
                     help="bake onto this character: a .glb, .gltf or .fbx file, or FILE.blend:Object")
+    ap.add_argument("--ground", metavar="FILE",
+                    help="walk on this mesh: FILE.blend:Object, or a .glb, .gltf, .fbx or .obj file with one mesh")
     ap.add_argument("--export", action="append", default=[], metavar="FILE",
                     help="export the baked action to a .bvh, .fbx, .glb or .gltf file (repeatable)")
     ap.add_argument("--fps", type=float, default=24.0, help="the scene's frame rate (default 24)")
@@ -129,6 +131,8 @@ def validate(args):
     try:
         if args.character is not None:
             scene_inputs.check_character(args.character)
+        if getattr(args, "ground", None) is not None:
+            scene_inputs.check_ground(args.ground)
         args.export_formats = [scene_inputs.check_export(path) for path in args.export]
     except ValueError as ex:
         raise Failure(str(ex)) from None

@@ -131,6 +131,8 @@ def cli_args(manifest, entry, database, folder):
         args += ["--tag-query", entry["tag_query"]]
     # One --moves=FRAME=QUERY each: the '=' form keeps a query starting with '-' a value.
     args += ["--moves=%r=%s" % (frame, query) for frame, query in entry.get("moves", ())]
+    if entry.get("ground"):
+        args += ["--ground", entry["ground"]]
     for fmt in entry["exports"]:
         args += ["--export", os.path.join(folder, entry["name"] + batch_manifest.FORMATS[fmt])]
     return args

@@ -33,11 +33,12 @@ START_FRAME_RANGE = (0, 1000000)    # as the bake command's --start-frame
 FPS_RANGE = (1.0, 1000.0)
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
-TOP_KEYS = ("database", "characters", "paths", "entries", "fps", "exports")
+TOP_KEYS = ("database", "characters", "paths", "entries", "fps", "exports", "ground")
 DATABASE_KEYS = ("takes", "file", "scale", "tpose", "dance_card", "mirror")
 ENTRY_KEYS = ("name", "character", "path", "speed_scale", "start_frame", "start_time", "tag_query", "moves",
-              "mirror", "exports")
+              "mirror", "exports", "ground")
 MOVE_KEYS = ("frame", "time", "query")
+GROUND_EXTENSIONS = (".glb", ".gltf", ".fbx", ".obj")
 
 
 def read(path):
@@ -92,7 +93,9 @@ def parse(data, folder):
     entries = data.get("entries")
     if not isinstance(entries, list) or not entries:
         raise ManifestError("The manifest needs an entries list ([[entries]] in TOML), one per bake.")
-    out = [_entry(i + 1, e, characters, paths, database, fps, default_exports) for i, e in enumerate(entries)]
+    ground = _ground(data["ground"], "the manifest's ground", folder) if data.get("ground") else ""
+    out = [_entry(i + 1, e, characters, paths, database, fps, default_exports, ground, folder)
+           for i, e in enumerate(entries)]
     seen = {}
     for e in out:
         if e["name"] in seen:
@@ -188,6 +191,15 @@ def _character(value, where, folder):
     return blend or _file(value, where, folder, CHARACTER_EXTENSIONS)
 
 
+def _ground(value, where, folder):
+    """The ground mesh's file (.glb, .gltf, .fbx, .obj or FILE.blend:Object); "" for none."""
+    if not isinstance(value, str):
+        raise ManifestError("%s must be a file name (.glb, .gltf, .fbx, .obj or FILE.blend:Object)." % where)
+    if not value:
+        return ""
+    return _blend_object(value, where, folder) or _file(value, where, folder, GROUND_EXTENSIONS)
+
+
 def _path(value, where, folder):
     """{"controller": FILE.blend:Object} or {"scenario": a JSON file or a built-in name}."""
     if not isinstance(value, str) or not value.strip():
@@ -211,7 +223,7 @@ def _exports(value, where):
     return sorted(set(v.lower() for v in value), key=list(FORMATS).index)
 
 
-def _entry(index, e, characters, paths, database, fps, default_exports):
+def _entry(index, e, characters, paths, database, fps, default_exports, ground="", folder="."):
     label = "entry %d" % index
     if not isinstance(e, dict):
         raise ManifestError("%s must be a table of fields." % label)
@@ -231,6 +243,7 @@ def _entry(index, e, characters, paths, database, fps, default_exports):
     out = {"index": index, "name": name, "character": characters[e["character"]], "path": dict(path), "fps": fps,
            "speed_scale": _number(e.get("speed_scale", 1.0), label + ": speed_scale", *SPEED_SCALE_RANGE),
            "tag_query": e.get("tag_query", ""),
+           "ground": _ground(e["ground"], label + ": ground", folder) if "ground" in e else ground,
            "exports": _exports(e["exports"], label + ": exports") if "exports" in e else default_exports}
     if not isinstance(out["tag_query"], str):
         raise ManifestError("%s: tag_query must be text, like \"walk or run\"." % label)

@@ -37,6 +37,24 @@ def check_character(spec, option="--character"):
         raise ValueError("%s file not found: %s" % (option, path))
 
 
+GROUND_EXTENSIONS = (".glb", ".gltf", ".fbx", ".obj")
+
+
+def check_ground(spec, option="--ground"):
+    """Check a ground argument before Blender starts (file there, known kind)."""
+    path, name = split_blend(spec)
+    ext = os.path.splitext(path)[1].lower()
+    if name is None and ext == ".blend":
+        raise ValueError("%s %s: name the mesh in the .blend as FILE.blend:Object." % (option, spec))
+    if name is not None and not name.strip():
+        raise ValueError("%s %s: the object name after ':' is empty." % (option, spec))
+    if name is None and ext not in GROUND_EXTENSIONS:
+        raise ValueError("%s %s: unknown kind of file %r; give a .glb, .gltf, .fbx or .obj file, or FILE.blend:Object."
+                         % (option, spec, ext or "(no extension)"))
+    if not os.path.isfile(path):
+        raise ValueError("%s file not found: %s" % (option, path))
+
+
 def check_controller(spec, option="--controller"):
     """Check a controller argument (``FILE.blend:Object``) before Blender starts."""
     path, name = split_blend(spec)
@@ -149,3 +167,30 @@ def load_controller(spec):
     if ad is None or ad.action is None:
         raise ValueError("--controller %s: %s has no animation to follow." % (spec, name))
     return obj
+
+
+def load_ground(spec, option="--ground"):
+    """Import or append the ground; returns its mesh object (a ValueError
+    sentence when it is not a mesh, or the file holds none or more than one)."""
+    import bpy
+
+    path, name = split_blend(spec)
+    path = os.path.abspath(path)
+    if name is not None:
+        obj = _append(path, name)
+        if obj.type != "MESH":
+            raise ValueError("%s %s: %s is a %s, not a mesh." % (option, spec, name, obj.type.lower()))
+        return obj
+    before = {o.name for o in bpy.data.objects}
+    ext = os.path.splitext(path)[1].lower()
+    importer = {".fbx": bpy.ops.import_scene.fbx, ".obj": bpy.ops.wm.obj_import}.get(ext, bpy.ops.import_scene.gltf)
+    try:
+        result = importer(filepath=path)
+    except RuntimeError as ex:
+        lines = [line for line in str(ex).splitlines() if line.strip()]
+        raise ValueError("%s %s cannot be imported (%s)." % (option, spec, lines[-1].strip() if lines else "error"))
+    meshes = [o for o in _new_objects(before) if o.type == "MESH"] if result == {"FINISHED"} else []
+    if len(meshes) != 1:
+        raise ValueError("%s %s holds %s meshes: give a file with one, or FILE.blend:Object."
+                         % (option, spec, len(meshes) or "no"))
+    return meshes[0]

@@ -27,6 +27,7 @@ class MOTION_MATCHING_OT_bake(SlicedRun, bpy.types.Operator):
     scale: FloatProperty(name="Size", default=0.0, min=0.0, soft_max=100.0,
                          description="Onto another rig: its size against the database's skeleton "
                          "(0: automatic, the ratio of the standing hips heights)")
+    ground: StringProperty(name="Ground", description="Mesh object walked on (empty: the scene's Ground)")
     report_path: StringProperty(name="Report JSON", description="Also write the report here (optional)",
                                 subtype="FILE_PATH")
 
@@ -49,7 +50,7 @@ class MOTION_MATCHING_OT_bake(SlicedRun, bpy.types.Operator):
         """Check the input and return the bake job (bridge.bake.bake_job)."""
         return bake_job.start(context, self.settings(context), controller=self.controller, armature=self.armature,
                               frame_start=self.frame_start, frame_end=self.frame_end, tag_query=self.tag_query,
-                              scale=self.scale)
+                              scale=self.scale, ground=self.ground)
 
     def _finish(self, context, output, job):
         """Key the result, write the report; returns the operator's result."""

@@ -25,6 +25,7 @@ class MOTION_MATCHING_PT_bake(SidebarPanel, bpy.types.Panel):
         if settings.controller is not None:
             _draw_moves(layout, settings.controller)
         layout.prop(settings, "bake_armature")
+        layout.prop(settings, "ground")
         layout.use_property_split = False
         layout.operator("motion_matching.bake", icon="RENDER_ANIMATION")
 

@@ -206,3 +206,20 @@ def test_the_count_of_a_checked_manifest(folder, capsys):
     (folder / "m.json").write_text(json.dumps(data))
     assert commands.main(["batch", str(folder / "m.json"), "--out", str(folder / "out"), "--count"]) == 1
     assert "motion_matching: entry 3 (003_hero_lane): speed_scale" in capsys.readouterr().err
+
+
+def test_the_ground_is_the_manifests_unless_an_entry_gives_its_own(folder):
+    (folder / "hills.obj").write_bytes(b"x")
+    entries = [{"character": "hero", "path": "walk"},
+               {"character": "hero", "path": "walk", "ground": "cast.blend:Steps"},
+               {"character": "hero", "path": "walk", "ground": ""}]
+    m = bm.parse(manifest(ground="hills.obj", entries=entries), str(folder))
+    assert [e["ground"] for e in m.entries] == [str(folder / "hills.obj"), str(folder / "cast.blend") + ":Steps", ""]
+    assert bm.parse(manifest(), str(folder)).entries[0]["ground"] == ""
+    args = batch.cli_args(m, m.entries[1], None, "/o/e")
+    assert args[args.index("--ground") + 1] == str(folder / "cast.blend") + ":Steps"
+    assert "--ground" not in batch.cli_args(m, m.entries[2], None, "/o/e")
+    with pytest.raises(bm.ManifestError, match=r"^entry 1 \(001_hero_walk\): ground \(hills.png\) must be a "):
+        bm.parse(manifest(entries=[{"character": "hero", "path": "walk", "ground": "hills.png"}]), str(folder))
+    with pytest.raises(bm.ManifestError, match=r"^the manifest's ground: file not found"):
+        bm.parse(manifest(ground="gone.obj"), str(folder))

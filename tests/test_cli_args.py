@@ -147,3 +147,13 @@ def test_a_scenarios_tag_queries_keep_their_points_at_another_speed(tmp_path):
                     '{"t": 4, "x": 0, "y": -4, "query": "run"}, {"t": 8, "x": 0, "y": -16}]}')
     faster = bake_args.load_scenario(str(path), 2.0)
     assert faster.queries == ((0.0, "walk"), (2.0, "run"))
+
+
+def test_the_ground_is_checked_before_blender_starts(base, tmp_path):
+    (tmp_path / "hills.obj").write_bytes(b"x")
+    assert bake_args.parse(base + ["--ground", str(tmp_path / "hills.obj")]).ground == str(tmp_path / "hills.obj")
+    for given, words in ((str(tmp_path / "hills.png"), "unknown kind of file '.png'"),
+                         (str(tmp_path / "gone.obj"), "--ground file not found"),
+                         (str(tmp_path / "scene.blend"), "name the mesh in the .blend")):
+        with pytest.raises(bake_args.Failure, match=words):
+            bake_args.parse(base + ["--ground", given])

@@ -49,6 +49,11 @@ def render():
         setting = k.label + (" (*%s*)" % where if where else "")
         lines.append("| %s | %s | `%s` | %s | %s |" % (labels[k.stage], setting, k.name, shown_default(k),
                                                      k.description.replace("|", "\\|")))
+    lines += ["", "Scene inputs of the bake (objects; in the Controller and Bake panel, and "
+              "`--ground` of the `bake` command):", "", "| Stage | Setting | Property | Default | What it does |",
+              "|---|---|---|---|---|"]
+    for stage, label, name, default, tooltip in bake_settings.OBJECT_INPUTS:
+        lines.append("| %s | %s | `%s` | %s | %s |" % (stage, label, name, default, tooltip))
     return "\n".join(lines) + "\n"
 
 

@@ -15,6 +15,7 @@ from ...core.errors import MotionMatchingError
 from ..blender import armature_data, compat
 from ..database import build as database_build, store as database_store, handlers
 from ..blender.scene_data import scene_fps
+from . import ground as bake_ground
 
 # Keyed custom properties on the baked armature, per frame.
 FIGURES = ("mm_match_cost", "mm_jump", "mm_contact_left", "mm_contact_right",
@@ -110,7 +111,7 @@ def run(*args, progress=None, **kwargs):
 
 
 def run_steps(context, controller, armature, settings, tag_query="", frame_start=None, frame_end=None,
-              path_scale=1.0, to_bake=None, database=None, sampled=None, moves=None):
+              path_scale=1.0, to_bake=None, database=None, sampled=None, moves=None, ground=""):
     """Sample the controller and bake (core.job.run.bake); returns a
     :class:`BakeOutput` (no data written).
 
@@ -126,14 +127,15 @@ def run_steps(context, controller, armature, settings, tag_query="", frame_start
     controller's (world positions, facings) on :func:`sample_frames`, when the
     caller has sampled it already (the live preview). ``moves``: the tag query
     along the timeline (core.paths.moves.Moves, bridge.bake.moves), ``tag_query``
-    before the first; None: ``tag_query`` throughout. A generator yielding
+    before the first; None: ``tag_query`` throughout. ``ground``: the mesh
+    object's name walked on (empty: the scene's Ground). A generator yielding
     the fraction done; a caller may stop it early, nothing is written here."""
     t0 = time.perf_counter()
     database, note = database if database is not None else ensure_database(context)
     where = controller_path(context, controller, armature, database, frame_start, frame_end, path_scale, to_bake,
-                            sampled)
+                            sampled, ground)
     output = yield from core_run.bake(database, where.path, settings, tag_query, cache=database_cache(database),
-                                      clock=time.perf_counter, started=t0, moves=moves)
+                                      clock=time.perf_counter, started=t0, moves=moves, ground=where.ground)
     return with_controller(output, note, where)
 
 
@@ -145,10 +147,11 @@ class PathSampled:
     world: np.ndarray        # (S, 3) world positions on the simulation steps
     steps: np.ndarray        # (S,) their scene frames
     frames: np.ndarray       # (F,) the scene frames to key
+    ground: object = None    # core.bake.ground.GroundGrid of the scene's Ground (None: the flat floor)
 
 
 def controller_path(context, controller, armature, database, frame_start=None, frame_end=None, path_scale=1.0,
-                    to_bake=None, sampled=None):
+                    to_bake=None, sampled=None, ground=""):
     """The :class:`PathSampled` of :func:`run_steps` (its arguments); reads
     Blender data, so it runs before the simulation (which reads none)."""
     scene = context.scene
@@ -157,7 +160,10 @@ def controller_path(context, controller, armature, database, frame_start=None, f
     path = core_run.ControllerPath.from_world(
         ctrl_world, facing, frames, scene_fps(scene), path_scale=path_scale, to_bake=to_bake,
         armature_world=np.asarray(armature.matrix_world, dtype=np.float64) if to_bake is None else None)
-    return PathSampled(path=path, world=ctrl_world, steps=sim_frames, frames=frames)
+    obj = bake_ground.ground_object(context, ground)
+    ground = None if obj is None else bake_ground.sample_ground(
+        context, obj, bake_ground.world_to_bake(armature.matrix_world, path_scale, to_bake), path.positions)
+    return PathSampled(path=path, world=ctrl_world, steps=sim_frames, frames=frames, ground=ground)
 
 
 def with_controller(output, note, where):
@@ -289,7 +295,8 @@ def retarget_frames(setup, output, fps, toe_above_soles, soles=None):
     result = retarget_bridge.retarget_pose(setup, pose)
     contact, root_yaw = core_replant.frame_contacts(output.result, output.times)
     planted = core_replant.replant_feet(setup.plan, setup.target, setup.target_map, result, contact, root_yaw,
-                                        fps, output.settings, toe_above_soles=toe_above_soles, soles=soles)
+                                        fps, output.settings, toe_above_soles=toe_above_soles, soles=soles,
+                                        toe_ground=core_replant.frame_toe_ground(output.result, output.times))
     result.rotations, result.locations = planted.rotations, planted.locations
     return result, planted
 

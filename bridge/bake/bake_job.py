@@ -34,10 +34,11 @@ class BakeJob:
 
 
 def start(context, settings, controller="", armature="", frame_start=0, frame_end=0, tag_query="", scale=0.0,
-          database=None):
+          database=None, ground=""):
     """Check the input and set the bake up with core ``settings`` (empty or 0 arguments: the scene's).
     ``database``: (MotionDatabase, note) from bridge.bake.bake.ensure_database when the caller
-    has just checked it (Bake All, once for every pair), else checked here."""
+    has just checked it (Bake All, once for every pair), else checked here. ``ground``: the
+    name of the mesh walked on (empty: the scene's Ground)."""
     scene = context.scene
     fs = frame_start or scene.frame_start
     fe = frame_end or scene.frame_end
@@ -53,7 +54,7 @@ def start(context, settings, controller="", armature="", frame_start=0, frame_en
     steps = bake_bridge.run_steps(context, ctrl, target, settings, tag_query=query, frame_start=fs, frame_end=fe,
                                   path_scale=setup.plan.scale if setup else 1.0,
                                   to_bake=bake_bridge.controller_matrix(setup) if setup else None, database=database,
-                                  moves=bake_moves.controller_moves(scene, ctrl))
+                                  moves=bake_moves.controller_moves(scene, ctrl), ground=ground)
     return BakeJob(steps=steps, target=target, setup=setup, note=note, database=motion_database)
 
 

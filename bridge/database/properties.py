@@ -16,6 +16,7 @@ from bpy.props import (
 
 from . import store as database_store
 from ..blender.bake_settings import MOTION_MATCHING_PG_bake_settings
+from ...core.bake.settings import GROUND_TOOLTIP
 from ..blender.retarget_props import MOTION_MATCHING_PG_bone_map, MOTION_MATCHING_PG_retarget
 
 
@@ -86,6 +87,10 @@ class MOTION_MATCHING_PG_action(bpy.types.PropertyGroup):
 
 def _poll_armature(self, obj):
     return obj.type == "ARMATURE"
+
+
+def _poll_mesh(self, obj):
+    return obj.type == "MESH"
 
 
 class MOTION_MATCHING_PG_database_entry(bpy.types.PropertyGroup):
@@ -200,6 +205,7 @@ class MOTION_MATCHING_PG_scene(bpy.types.PropertyGroup):
 
     controller: PointerProperty(type=bpy.types.Object, name="Controller",
                                 description="The object whose path (and, when strafing, rotation) the character follows")
+    ground: PointerProperty(type=bpy.types.Object, name="Ground", poll=_poll_mesh, description=GROUND_TOOLTIP)
     bake_armature: PointerProperty(type=bpy.types.Object, name="Bake Onto", poll=_poll_armature,
                                    description="Armature that receives the baked action (empty: the database's armature)")
     bake_settings: PointerProperty(type=MOTION_MATCHING_PG_bake_settings,

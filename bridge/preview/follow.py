@@ -142,7 +142,7 @@ def _refresh(scene):
     # the timeline, from the start (which rows each step may play can change).
     shown = None if moves else preview.simulation_result(scene)
     steps = core_run.bake(database, where.path, settings, mm.tag_query, cache=cache, previous=shown,
-                          measure=False, moves=moves)     # poses only: no report shown
+                          measure=False, moves=moves, ground=where.ground)     # poses only: no report shown
     # A character's retarget and replanting run on the simulation's thread too.
     simulation = _Simulation(character.posed_steps(steps, posing, scene_fps(scene)))
     frames = where.frames

@@ -70,7 +70,22 @@ def head(scene):
         h.update(retarget_digest(scene, arm).encode())
     if mm.controller is not None:
         _object_digest(h, mm.controller, set())
+    ground_digest(h, mm.ground)
     return h.hexdigest()
+
+
+def ground_digest(h, obj):
+    """The Ground's name, kind, place and its mesh's points (what the bake's ray casts read; None: none)."""
+    if obj is None:
+        h.update(b"no ground")
+        return
+    h.update(("%s|%s" % (obj.name, obj.type)).encode())
+    h.update(np.asarray(obj.matrix_world, dtype=np.float64).tobytes())
+    if obj.type == "MESH":
+        co = np.empty(3 * len(obj.data.vertices), dtype=np.float32)
+        obj.data.vertices.foreach_get("co", co)
+        h.update(co.tobytes())
+        h.update(repr([(m.name, m.type, m.show_viewport) for m in obj.modifiers]).encode())
 
 
 def retarget_digest(scene, armature):

@@ -34,6 +34,7 @@ from ..maths import springs
 from ..maths import transforms as tf
 from .legs.apply import apply_foot_lock, toe_floor, warp_strides
 from .legs.floor import clear_floor
+from .legs.ground import follow_ground
 from .legs.solver import leg_points
 from .matching import body_turn, make_matcher
 from .moves_search import MovesMatcher, lead_matchers
@@ -91,6 +92,7 @@ class BakeResult:
     controller: np.ndarray       # (S, 3) controller positions
     toes: np.ndarray = field(default=None)  # (S, 2, 3) toe positions after foot lock/IK
     floor_lifts: object = field(default=None)  # core.bake.legs.floor.FloorLifts, None without floor clearance
+    toe_ground: np.ndarray = field(default=None)  # (S, 2) the ground's height under each toe (None: the flat floor)
     trace: object = field(default=None, repr=False)  # core.bake.resume.Trace: to bake again from a changed step
 
 
@@ -113,7 +115,7 @@ def bake(*args, progress=None, **kwargs):
 
 def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, controller_facing,
                settings=None, allowed=None, index=None, root_positions=None, root_quats=None,
-               toe_speeds=None, playable=None, previous=None, cache=None, moves=None):
+               toe_speeds=None, playable=None, previous=None, cache=None, moves=None, ground=None):
     """Run motion matching along ``controller_pos`` (S, 3), sampled every
     1/fps seconds of the database, in the armature's space.
 
@@ -181,14 +183,20 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     played, locs, rots, root_quat, contacts, locked, lock_count, toes = _pose_and_legs(
         db, pose_locations, pose_rotations, skeleton, played, root.dpos, warp, settings, fps, toe_speeds,
         (legs_kept(previous, settings, db, len(ctrl)), trace.legs), fade)
-    toes, lifts = _clear_floor(skeleton, locs, rots, root_quat, toes, settings)
+    root_pos, toe_ground, lifts = played.root_pos, None, None
+    if ground is not None and skeleton.legs:      # the scene's ground: its own clearance
+        rise, toes = follow_ground(skeleton, locs, rots, root_quat, ground, dt, settings.legs.knee_min_bend)
+        root_pos = root_pos + np.column_stack([np.zeros((len(rise), 2)), rise])
+        toe_ground = ground.height_at(toes[..., :2])
+    else:
+        toes, lifts = _clear_floor(skeleton, locs, rots, root_quat, toes, settings)
     rots = tf.quat_unroll(tf.quat_normalize(rots), axis=0)
     yield 1.0
     return BakeResult(dt=dt, locations=locs, rotations=rots, rows=played.rows, searched=played.searched,
                       jumped=played.jumped, cost=played.cost, contacts=contacts, locked=locked,
-                      lock_count=lock_count, root_pos=played.root_pos, root_quat=root_quat,
+                      lock_count=lock_count, root_pos=root_pos, root_quat=root_quat,
                       sim_pos=sim.positions, controller=ctrl, toes=toes, trace=trace,
-                      floor_lifts=lifts)
+                      floor_lifts=lifts, toe_ground=toe_ground)
 
 
 def _clear_floor(skeleton, locs, rots, root_quat, toes, settings):

@@ -357,3 +357,9 @@ def knobs():
                 name = k.name or f.name
                 out.append(replace(k, name=name, stage=stage, field=f.name, type=f.type, default=f.default))
     return tuple(out)
+
+
+# The bake's scene inputs that are objects, not numbers (the Bake panel shows them
+# above the stages): (where, label, property, default as shown, tooltip).
+GROUND_TOOLTIP = "Mesh the character walks on: hills, ramps, stairs (empty: the flat floor at height 0)"
+OBJECT_INPUTS = (("Bake", "Ground", "ground", "none (flat floor)", GROUND_TOOLTIP),)

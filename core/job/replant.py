@@ -45,6 +45,14 @@ def frame_contacts(result, times):
     return result.contacts[at], pipeline.yaw_of(result.root_quat[at])
 
 
+def frame_toe_ground(result, times):
+    """(F, 2) the ground's height under the bake's toes on the frames at ``times``
+    (the database skeleton's metres), or None when it walked the flat floor."""
+    if getattr(result, "toe_ground", None) is None:
+        return None
+    return result.toe_ground[pipeline.step_index(result, times)]
+
+
 def target_legs(names, target_map):
     """The target's (hip, knee, ankle, toe) bone indices of each mapped leg."""
     legs = []
@@ -56,7 +64,7 @@ def target_legs(names, target_map):
 
 
 def replant_feet(plan, target, target_map, result, contacts, root_yaw, fps, settings, toe_above_soles=None,
-                 soles=None):
+                 soles=None, toe_ground=None):
     """Plant the feet of ``result`` (a core.retarget.frames.Result of ``plan``
     onto ``target``, a RetargetSkeleton whose canonical joints ``target_map``
     names) again on the target's legs, where ``contacts`` (F, 2) flag the
@@ -65,7 +73,10 @@ def replant_feet(plan, target, target_map, result, contacts, root_yaw, fps, sett
     floor replaced by the target's own). ``toe_above_soles``: how high the
     target's toes stand above its mesh's soles at rest (m), or None (no mesh);
     ``soles``: the mesh's sole points per leg (points in the foot's frame, in
-    the toe's), kept on the floor, or None.
+    the toe's), kept on the floor, or None (the flat floor only).
+    ``toe_ground`` (F, 2): the ground's height under the bake's toes
+    (:func:`frame_toe_ground`; None: the flat floor): the toes' heights are
+    then read above it, and no single toe floor is kept (the ground is not flat).
 
     Returns a :class:`Replanted`; when a leg is not mapped (or the plan's
     bones follow constraints of their own) the keys are left as they are."""
@@ -85,14 +96,17 @@ def replant_feet(plan, target, target_map, result, contacts, root_yaw, fps, sett
                          warnings=[UNMAPPED_LEGS])
     t_skel = pipeline.BakeSkeleton(names=names, parents=np.asarray(target.parents), offsets=target.offsets,
                                    root=0, hips=names.index(target_map["Hips"]), legs=legs)
+    under = None if toe_ground is None else np.asarray(toe_ground) * plan.scale
     locations, sole_shift = _stand_on_soles(plan, target, t_skel, t_locs, t_rots, result, contacts,
-                                             toe_above_soles)
+                                             toe_above_soles, under)
     root_quat = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), root_yaw)
-    floor = _target_floor(t_skel, t_locs, t_rots, contacts)
+    floor = _target_floor(t_skel, t_locs, t_rots, contacts) if under is None else None
     fset = dataclasses.replace(settings, toe_floor=floor)
     t_rots, _locked, count, _toes = pipeline.apply_foot_lock(
         t_skel, t_locs, t_rots, contacts, root_quat, 1.0 / fps, fset)
-    lifts = clear_target_floor(target, t_skel, t_locs, t_rots, root_quat, toe_above_soles, settings, soles)
+    # On a ground the bake's feet already stand on it (core.bake.legs.ground); the flat floor's clearance is for height 0.
+    lifts = (clear_target_floor(target, t_skel, t_locs, t_rots, root_quat, toe_above_soles, settings, soles)
+             if under is None else None)
     return Replanted(rotations=tf.quat_unroll(t_rots[:, result.keyed], axis=0), locations=locations,
                      foot_locks=int(count), sole_shift=sole_shift, warnings=[], floor_lifts=lifts)
 
@@ -111,18 +125,21 @@ def clear_target_floor(target, t_skel, t_locs, t_rots, root_quat, above, setting
                              clearance=lift, foot_points=feet, toe_points=toes)
 
 
-def _stand_on_soles(plan, target, t_skel, t_locs, t_rots, result, contacts, above):
+def _stand_on_soles(plan, target, t_skel, t_locs, t_rots, result, contacts, above, under=None):
     """With a skinned mesh (``above`` not None), lift or lower the hips so that
     the toe floor (the planted toe height less 1 cm, which the toes are kept
     above) lies as high as the toe joints stand above the mesh's soles at rest:
     the mesh, not the bones, stands on the floor, and a toe held at the toe
     floor keeps its sole on it. Moves the hips of ``t_locs`` in place; returns
     the result's locations with the hips moved too and the shift (world
-    metres), or the locations as they were and None."""
+    metres), or the locations as they were and None. ``under`` (F, 2): the
+    ground under the toes (None: the flat floor), their heights read above it."""
     if above is None or not np.any(contacts):
         return result.locations, None
     pose = pipeline.forward_kinematics(t_skel, t_locs, t_rots)
     z = np.stack([pose[:, leg[3], 2, 3] for leg in t_skel.legs], axis=1)
+    if under is not None:
+        z = z - under
     dz = above - pipeline.toe_floor(z, contacts)
     # The hips' location is in its rest frame; its parents only turn about
     # the vertical, so a world lift is the same local vector on every frame.

@@ -229,7 +229,7 @@ class BakeOutput:
 
 
 def bake(database, path, settings=None, tag_query="", cache=None, clock=time.perf_counter, started=None,
-         previous=None, measure=True, moves=None):
+         previous=None, measure=True, moves=None, ground=None):
     """Play ``database`` (a core MotionDatabase) along ``path`` (a
     :class:`ControllerPath`) with ``settings`` (core BakeSettings, default the
     defaults), searching the rows ``tag_query`` selects (empty: every valid row).
@@ -246,6 +246,7 @@ def bake(database, path, settings=None, tag_query="", cache=None, clock=time.per
     ``moves`` (core.paths.moves.Moves or None): the tag query changing along the
     timeline, ``tag_query`` in force before the first move (every move is
     checked first: core.job.moves.MoveError); the report then says how each went.
+    ``ground`` (core.bake.ground.GroundGrid or None): the ground walked on (None: the flat floor at 0).
 
     A generator: it yields the fraction done now and then and returns a
     :class:`BakeOutput`. Refusals (BakeError, TagError) are one sentence and
@@ -266,7 +267,8 @@ def bake(database, path, settings=None, tag_query="", cache=None, clock=time.per
         path.positions, path.facing, settings=settings, allowed=allowed, index=search_index(database, cache),
         root_positions=database.root.positions, root_quats=database.root.quats,
         toe_speeds=cache("toe_speeds", lambda: toe_speeds(database)) if settings.foot_lock.lock_on_data else None,
-        playable=playable, previous=previous.trace if previous is not None else None, cache=cache, moves=per_step)
+        playable=playable, previous=previous.trace if previous is not None else None, cache=cache, moves=per_step,
+        ground=ground)
     frames = path.frames
     times = (frames - frames[0]) / path.fps
     x = sample_positions(times, result.dt, len(result.rows))

@@ -223,7 +223,7 @@ def _operator_stand_in():
 
     # The operator's options at their defaults: nothing given, the scene's choices count.
     members.update(controller="", armature="", tag_query="", report_path="", frame_start=0, frame_end=0, scale=0.0,
-                   properties=NothingSet(), report=report)
+                   ground="", properties=NothingSet(), report=report)
     stand_in = type("BakeOperatorStandIn", (), members)()
     stand_in.reports = []
     return stand_in
