@@ -183,13 +183,8 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
     played, locs, rots, root_quat, contacts, locked, lock_count, toes = _pose_and_legs(
         db, pose_locations, pose_rotations, skeleton, played, root.dpos, warp, settings, fps, toe_speeds,
         (legs_kept(previous, settings, db, len(ctrl)), trace.legs), fade)
-    root_pos, toe_ground, lifts = played.root_pos, None, None
-    if ground is not None and skeleton.legs:      # the scene's ground: its own clearance
-        rise, toes = follow_ground(skeleton, locs, rots, root_quat, ground, dt, settings.legs.knee_min_bend)
-        root_pos = root_pos + np.column_stack([np.zeros((len(rise), 2)), rise])
-        toe_ground = ground.height_at(toes[..., :2])
-    else:
-        toes, lifts = _clear_floor(skeleton, locs, rots, root_quat, toes, settings)
+    root_pos, toes, toe_ground, lifts = _on_the_ground(skeleton, locs, rots, played.root_pos, root_quat, toes,
+                                                       ground, dt, settings)
     rots = tf.quat_unroll(tf.quat_normalize(rots), axis=0)
     yield 1.0
     return BakeResult(dt=dt, locations=locs, rotations=rots, rows=played.rows, searched=played.searched,
@@ -199,8 +194,21 @@ def bake_steps(db, pose_locations, pose_rotations, skeleton, controller_pos, con
                       floor_lifts=lifts, toe_ground=toe_ground)
 
 
+def _on_the_ground(skeleton, locs, rots, root_pos, root_quat, toes, ground, dt, settings):
+    """6. The feet over what they stand on (``rots`` in place): the scene's
+    ``ground`` (core.bake.ground grid; core.bake.legs.ground raises the root and
+    the feet over it), else the flat floor (height 0). Returns (root positions,
+    toes, the ground's height under each toe or None, FloorLifts or None)."""
+    if ground is not None and skeleton.legs:
+        rise, toes = follow_ground(skeleton, locs, rots, root_quat, ground, dt, settings.legs.knee_min_bend)
+        root_pos = root_pos + np.column_stack([np.zeros((len(rise), 2)), rise])
+        return root_pos, toes, ground.height_at(toes[..., :2]), None
+    toes, lifts = _clear_floor(skeleton, locs, rots, root_quat, toes, settings)
+    return root_pos, toes, None, lifts
+
+
 def _clear_floor(skeleton, locs, rots, root_quat, toes, settings):
-    """6. Nothing under the floor (core.bake.legs.floor): toe joints lifted, toe
+    """Nothing under the flat floor (core.bake.legs.floor): toe joints lifted, toe
     tips bent up (``rots`` in place). Returns (toes, FloorLifts or None)."""
     if skeleton.toe_tips is None or not skeleton.legs:
         return toes, None
