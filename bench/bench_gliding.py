@@ -8,7 +8,7 @@ Run from the repository root (tools/ and core/ are imported as packages):
                                               [--paths showcase figure8 ... fast_reversal run_zigzag start_stop]
 
 Takes: ``sample`` (samples/jl_mm_run.bvh), ``cmu_clips`` (the CMU BVH files in
-/work/shared/data/cmu or $MM_CMU_DIR, CMU units) and ``thin`` (tools/thin_takes:
+tests/data/cmu or $MM_CMU_DIR, CMU units) and ``thin`` (tools/thin_takes:
 3-6 s clips moving one way, feet sliding a little). Each is set up as a user
 would and baked by the operator with its defaults (bench/bench_conventions.setup,
 bench/bench_paths.bake_path); the extra paths are tools/make_path_suite.EXTRA.
@@ -36,7 +36,8 @@ from tools import addon_session  # noqa: E402
 TAKES = ("sample", "cmu_clips", "thin")
 EXTRA = ("fast_reversal", "run_zigzag", "start_stop")
 PATHS = bp.SUITE + EXTRA
-CMU_DIR = os.environ.get("MM_CMU_DIR", "/work/shared/data/cmu")
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CMU_DIR = os.environ.get("MM_CMU_DIR", os.path.join(_REPO, "tests", "data", "cmu"))
 # The limits: glide longest (s), planted and height-only sliding (x the
 # take's own), rotation step (x the take's 99.9th percentile), hips off the path (m).
 LIMITS = {"glide": 0.3, "slide": 1.0, "height": 1.5, "rot": 1.5, "hips": 0.12}

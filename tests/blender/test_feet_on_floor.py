@@ -14,10 +14,10 @@ import bpy
 import numpy as np
 import pytest
 
-from sample_paths import REPO
+from sample_paths import CMU_DIR, REPO
 from tools import convention_takes as ct, rig_file
 
-CMU_CLIP = "/work/shared/data/cmu/141_30.bvh"
+CMU_CLIP = os.path.join(CMU_DIR, "141_30.bvh")
 FRAMES = 1800        # 30 s of the sample
 
 
