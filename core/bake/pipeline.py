@@ -33,7 +33,7 @@ import numpy as np
 from ..maths import springs
 from ..maths import transforms as tf
 from .legs.apply import apply_foot_lock, toe_floor, warp_strides
-from .legs.floor import clear_floor
+from .legs.floor import clear_floor, floor_ease_steps
 from .legs.ground import follow_ground
 from .legs.solver import leg_points
 from .matching import body_turn, make_matcher
@@ -203,16 +203,17 @@ def _on_the_ground(skeleton, locs, rots, root_pos, root_quat, toes, ground, dt, 
         rise, toes = follow_ground(skeleton, locs, rots, root_quat, ground, dt, settings.legs.knee_min_bend)
         root_pos = root_pos + np.column_stack([np.zeros((len(rise), 2)), rise])
         return root_pos, toes, ground.height_at(toes[..., :2]), None
-    toes, lifts = _clear_floor(skeleton, locs, rots, root_quat, toes, settings)
+    toes, lifts = _clear_floor(skeleton, locs, rots, root_quat, toes, settings, dt)
     return root_pos, toes, None, lifts
 
 
-def _clear_floor(skeleton, locs, rots, root_quat, toes, settings):
+def _clear_floor(skeleton, locs, rots, root_quat, toes, settings, dt):
     """Nothing under the flat floor (core.bake.legs.floor): toe joints lifted, toe
     tips bent up (``rots`` in place). Returns (toes, FloorLifts or None)."""
     if skeleton.toe_tips is None or not skeleton.legs:
         return toes, None
-    lifts = clear_floor(skeleton, locs, rots, root_quat, skeleton.toe_tips, min_bend=settings.legs.knee_min_bend)
+    lifts = clear_floor(skeleton, locs, rots, root_quat, skeleton.toe_tips, min_bend=settings.legs.knee_min_bend,
+                        half=floor_ease_steps(dt))
     if toes is not None:
         toes = toes.copy()
         toes[..., 2] += lifts.joint

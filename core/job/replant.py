@@ -18,6 +18,7 @@ import numpy as np
 
 from ..bake import pipeline
 from ..bake.legs import floor
+from ..bake.legs.floor import floor_ease_steps
 from ..maths import transforms as tf
 
 UNMAPPED_LEGS = ("the target's legs are not all mapped (hip, knee, ankle, toes), so its feet were not "
@@ -105,14 +106,15 @@ def replant_feet(plan, target, target_map, result, contacts, root_yaw, fps, sett
     t_rots, _locked, count, _toes = pipeline.apply_foot_lock(
         t_skel, t_locs, t_rots, contacts, root_quat, 1.0 / fps, fset)
     # On a ground the bake's feet already stand on it (core.bake.legs.ground); the flat floor's clearance is for height 0.
-    lifts = (clear_target_floor(target, t_skel, t_locs, t_rots, root_quat, toe_above_soles, settings, soles)
+    lifts = (clear_target_floor(target, t_skel, t_locs, t_rots, root_quat, toe_above_soles, settings, soles,
+                                half=floor_ease_steps(1.0 / fps))
              if under is None else None)
     return Replanted(rotations=tf.quat_unroll(t_rots[:, result.keyed], axis=0), locations=locations,
                      foot_locks=int(count), sole_shift=sole_shift, warnings=[], floor_lifts=lifts)
 
 
 def clear_target_floor(target, t_skel, t_locs, t_rots, root_quat, above, settings, soles=None,
-                       ground=floor.flat_ground):
+                       ground=floor.flat_ground, half=0):
     """Nothing of the target's feet under ``ground`` (core.bake.legs.floor):
     its toe joints and toe tips (core.bake.legs.floor.tip_offsets) kept
     ``above`` (m, a skinned mesh's soles under its toe joints; 0 without a
@@ -122,7 +124,7 @@ def clear_target_floor(target, t_skel, t_locs, t_rots, root_quat, above, setting
     tips = floor.tip_offsets(t_skel.parents, t_skel.offsets, getattr(target, "lengths", None), t_skel.legs)
     feet, toes = (None, None) if soles is None else ([s[0] for s in soles], [s[1] for s in soles])
     return floor.clear_floor(t_skel, t_locs, t_rots, root_quat, tips, ground, settings.legs.knee_min_bend,
-                             clearance=lift, foot_points=feet, toe_points=toes)
+                             clearance=lift, foot_points=feet, toe_points=toes, half=half)
 
 
 def _stand_on_soles(plan, target, t_skel, t_locs, t_rots, result, contacts, above, under=None):

@@ -142,12 +142,12 @@ def _gpu_or_skip():
 
 
 def test_overlay_draws_with_current_shaders():
-    """The preview overlay's lines and points, drawn off screen: right colours
+    """The preview overlay's lines and points (a move's mark too), drawn off screen: right colours
     in the right places, and no deprecated shader use (warnings are errors)."""
     import mathutils
 
     gpu = _gpu_or_skip()
-    preview = H.addon_module("bridge.preview.preview")
+    preview = H.addon_module("bridge.preview.overlay")
     size = 64
     wanted = np.array([[-0.8, -0.5, 0.0], [0.8, -0.5, 0.0]])      # row 16 of 64
     matched = np.array([[-0.8, 0.5, 0.0], [0.8, 0.5, 0.0]])       # row 48
@@ -162,7 +162,8 @@ def test_overlay_draws_with_current_shaders():
                 gpu.matrix.load_projection_matrix(mathutils.Matrix.Identity(4))
                 with warnings.catch_warnings():
                     warnings.simplefilter("error")
-                    preview.draw_overlay((wanted, matched, toes, [True, False], [True, True]))
+                    preview.draw_overlay((wanted, matched, toes, [True, False], [True, True]),
+                                         [(np.zeros(3), "121: run")])          # a move's mark at (32, 32)
             pixels = np.array(fb.read_color(0, 0, size, size, 4, 0, "UBYTE").to_list(), dtype=np.float64)
     finally:
         offscreen.free()
@@ -179,6 +180,7 @@ def test_overlay_draws_with_current_shaders():
     assert painted(preview.LOCKED_COLOR, slice(28, 37), slice(12, 21)).sum() >= 16   # 8-pixel point
     assert painted(preview.CONTACT_COLOR, slice(28, 37), slice(44, 53)).sum() >= 16
     assert not painted(preview.LOCKED_COLOR, slice(28, 37), slice(44, 53)).any()
+    assert painted(preview.MOVE_COLOR, slice(24, 41), slice(24, 41)).sum() >= 64      # 12-pixel point
 
 
 def test_demo_video_settings_are_accepted(tmp_path):

@@ -18,6 +18,15 @@ from .solver import LegSolver, leg_points
 _UP = np.array([0.0, 0.0, 1.0])
 
 
+# Lifts and bends ease in and out over this long either side of the steps that need them.
+EASE_S = 0.1
+
+
+def floor_ease_steps(dt):
+    """How many steps of ``dt`` seconds :data:`EASE_S` spans (at least 1)."""
+    return max(1, int(round(EASE_S / dt)))
+
+
 def flat_ground(xy):
     """The flat floor: height 0 under every point ``xy`` (..., 2)."""
     return np.zeros(np.shape(xy)[:-1])
@@ -66,16 +75,17 @@ def _in_world(pose, bone, points):
     return np.einsum("sij,nj->sni", m[:, :3, :3], points) + m[:, None, :3, 3]
 
 
-def _bend_angle(ball, points, floor):
-    """Per step, the turn (rad) about the toe's horizontal axis that brings the
-    lowest of ``points`` (S, n, 3) up to ``floor`` (S, n), and that axis (S, 3);
-    0 where nothing is under it."""
+def _bend_angle(ball, points, floor, heading):
+    """Per step, the turn (rad) about the horizontal axis across the foot's
+    ``heading`` (S, 3) that brings the lowest of ``points`` (S, n, 3) ahead of
+    the ``ball`` up to ``floor`` (S, n), and that axis (S, 3); 0 where nothing
+    is under it."""
     v = points - ball[:, None]
     flat = v - v[..., 2:3] * _UP
     reach = np.linalg.norm(v, axis=-1)
     along = np.linalg.norm(flat, axis=-1)
     # Only points ahead of the joint (the tip's way) rise as the toe bends up.
-    ahead = np.einsum("sni,si->sn", flat, flat[:, 0]) > 0.0
+    ahead = np.einsum("sni,si->sn", flat, heading) > 0.0
     ok = (along > 1e-6) & (reach > 1e-9) & (points[..., 2] < floor - 1e-6) & ahead
     reach, along = np.where(ok, reach, 1.0), np.where(ok, along, 1.0)
     # Each point turns in the plane of its heading and up about the joint: heights within its reach only.
@@ -84,15 +94,35 @@ def _bend_angle(ball, points, floor):
     angle = np.where(ok, angle, 0.0)
     pick = np.argmax(angle, axis=1)
     rows = np.arange(len(points))
-    h = flat[rows, pick] / along[rows, pick, None]
-    return angle[rows, pick], np.cross(h, _UP)
+    best = angle[rows, pick]
+    # The turn's axis: across the foot's heading (ankle to ball), steady from step to step, where
+    # the tip's own heading swings as a pointed foot brings the tip under the ball.
+    h = heading - heading[:, 2:3] * _UP
+    h = h / np.maximum(np.linalg.norm(h, axis=-1, keepdims=True), 1e-12)
+    return best, np.cross(h, _UP)
 
 
-def _bend_toes(skeleton, rots, pose, toe_points, ground, clearance):
+def envelope(x, half):
+    """A smooth upper envelope of ``x`` (S,): the largest value within
+    ``half`` steps either side, then averaged over the same window. Every
+    average takes in only maxima whose window holds the step itself, so the
+    result never falls below ``x``; lifts and bends then ease in and out
+    instead of popping on the one frame a foot dips. ``half`` 0: ``x``."""
+    x = np.asarray(x, dtype=np.float64)
+    if half <= 0 or len(x) < 2:
+        return x
+    padded = np.pad(x, half, mode="constant", constant_values=-np.inf)
+    most = np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1).max(axis=1)
+    most = np.pad(most, half, mode="edge")
+    return np.lib.stride_tricks.sliding_window_view(most, 2 * half + 1).mean(axis=1)
+
+
+def _bend_toes(skeleton, rots, pose, toe_points, ground, clearance, half=0):
     """Bend each toe up about its joint where one of its ``toe_points`` (per
     leg (n, 3) in the toe's frame, the tip first, kept ``clearance`` over the
-    ground; the rest on it) is under ``ground`` (``rots`` in place); returns
-    how far each leg's lowest point was raised (S, 2)."""
+    ground; the rest on it) is under ``ground`` (``rots`` in place), easing in
+    and out over ``half`` steps (:func:`envelope`); returns how far each leg's
+    lowest point was raised (S, 2)."""
     S = len(rots)
     raised = np.zeros((S, len(skeleton.legs)))
     for side, leg in enumerate(skeleton.legs):
@@ -101,7 +131,8 @@ def _bend_toes(skeleton, rots, pose, toe_points, ground, clearance):
         pts = _in_world(pose, toe, toe_points[side])
         floor = ground(pts[..., :2])
         floor[:, 0] += clearance
-        angle, axis = _bend_angle(ball, pts, floor)
+        angle, axis = _bend_angle(ball, pts, floor, ball - pose[:, leg[2], :3, 3])
+        angle = envelope(angle, half)
         idx = np.flatnonzero(angle > 1e-9)
         if not len(idx):
             continue
@@ -110,7 +141,7 @@ def _bend_toes(skeleton, rots, pose, toe_points, ground, clearance):
         # The toe's world rotation turned: local q' = q conj(W) R W.
         change = tf.quat_mul(tf.quat_conjugate(world), tf.quat_mul(turn, world))
         rots[idx, toe] = tf.quat_normalize(tf.quat_mul(rots[idx, toe], change))
-        raised[idx, side] = (floor - pts[..., 2]).max(axis=1)[idx]
+        raised[idx, side] = np.maximum((floor - pts[..., 2]).max(axis=1)[idx], 0.0)
     return raised
 
 
@@ -125,12 +156,14 @@ def _joint_need(skeleton, pose, toes, side, ground, clearance, foot_points):
 
 
 def clear_floor(skeleton, locs, rots, root_quat, tips, ground=flat_ground, min_bend=0.0, clearance=0.0,
-                foot_points=None, toe_points=None):
+                foot_points=None, toe_points=None, half=0):
     """Keep every toe joint and toe tip (``tips`` (2, 3): each toe bone's tip
     in its own frame) of ``skeleton``'s legs ``clearance`` (m) or more over
     ``ground`` (see the module notes), and a skinned mesh's sole points
     (per leg (n, 3) in the foot's and in the toe's frame; None: none) on or
-    above it; ``rots`` changes in place. Returns :class:`FloorLifts`."""
+    above it; ``rots`` changes in place. Each lift and bend eases in and out
+    over ``half`` steps either side (:func:`envelope`; 0: on its steps only).
+    Returns :class:`FloorLifts`."""
     pose = forward_kinematics(skeleton, locs, rots, leg_joints(skeleton))
     toes, _ = leg_points(skeleton, pose)
     S = len(rots)
@@ -138,7 +171,8 @@ def clear_floor(skeleton, locs, rots, root_quat, tips, ground=flat_ground, min_b
     legs = LegSolver(skeleton, pose, tf.quat_rotate(root_quat, np.array([0.0, -1.0, 0.0])), min_bend)
     moved = False
     for side in range(len(skeleton.legs)):
-        need = _joint_need(skeleton, pose, toes, side, ground, clearance, foot_points)
+        need = envelope(np.maximum(_joint_need(skeleton, pose, toes, side, ground, clearance, foot_points), 0.0),
+                        half)
         idx = np.flatnonzero(need > 1e-6)
         if len(idx):
             wanted = toes[idx, side].copy()
@@ -151,12 +185,12 @@ def clear_floor(skeleton, locs, rots, root_quat, tips, ground=flat_ground, min_b
     tips = np.asarray(tips, dtype=np.float64)
     points = [np.vstack([tips[side:side + 1]] + ([] if toe_points is None else [np.reshape(toe_points[side], (-1, 3))]))
               for side in range(len(skeleton.legs))]
-    tip = _bend_toes(skeleton, rots, pose, points, ground, clearance)
-    joint += _lift_rest(skeleton, locs, rots, root_quat, min_bend, points, ground, clearance)
+    tip = _bend_toes(skeleton, rots, pose, points, ground, clearance, half)
+    joint += _lift_rest(skeleton, locs, rots, root_quat, min_bend, points, ground, clearance, half)
     return FloorLifts(joint=joint, tip=tip)
 
 
-def _lift_rest(skeleton, locs, rots, root_quat, min_bend, toe_points, ground, clearance):
+def _lift_rest(skeleton, locs, rots, root_quat, min_bend, toe_points, ground, clearance, half=0):
     """What bending left under the ground (toe points behind the joint, a toe
     bent as far as it goes) lifted with the whole foot by the leg's IK;
     returns the lifts (S, 2)."""
@@ -168,7 +202,7 @@ def _lift_rest(skeleton, locs, rots, root_quat, min_bend, toe_points, ground, cl
         pts = _in_world(pose, leg[3], toe_points[side])
         floor = ground(pts[..., :2])
         floor[:, 0] += clearance
-        need = (floor - pts[..., 2]).max(axis=1)
+        need = envelope(np.maximum((floor - pts[..., 2]).max(axis=1), 0.0), half)
         idx = np.flatnonzero(need > 1e-4)
         if len(idx):
             wanted = toes[idx, side].copy()

@@ -92,3 +92,36 @@ def test_tip_offsets_prefer_a_toe_end_bone():
     tips = floor.tip_offsets(parents, offsets, np.array([1.0, 0.2, 0.07]), legs)
     assert np.allclose(tips, [[0.0, 0.05, 0.01], [0.0, 0.07, 0.0]])
     assert np.allclose(floor.tip_offsets(parents, offsets, None, legs)[1], 0.0)
+
+
+def test_the_envelope_never_falls_below_and_eases_a_one_step_dip():
+    x = np.zeros(21)
+    x[10] = 1.0
+    x[13] = 0.4
+    e = floor.envelope(x, 3)
+    assert np.all(e >= x - 1e-12)
+    assert np.abs(np.diff(e)).max() < 0.5            # a one-step spike of 1 rises over several steps
+    assert e[0] == 0.0 and e[-1] == 0.0               # twice the half-window from the dips nothing changes
+    assert np.array_equal(floor.envelope(x, 0), x)
+    assert floor.floor_ease_steps(1 / 60) == 6 and floor.floor_ease_steps(1 / 24) == 2
+
+
+def test_a_one_step_dip_bends_the_toe_gradually_with_easing():
+    """A toe tip under the floor on one step only: without easing the toe turns
+    on that step alone; eased, the turn spreads over the steps around it."""
+    sk, locs, rots, root = _pose(hips_z=0.0, foot_pitch=0.25)
+    rots_flat = rots.copy()
+    rots_flat[:, 4] = tf.quat_from_axis_angle(np.array([1.0, 0.0, 0.0]), np.full(S, -0.3))
+    rots_flat[3, 4] = rots[3, 4]                      # the push-off only on step 3
+    steps = {}
+    for half in (0, 2):
+        r = rots_flat.copy()
+        floor.clear_floor(sk, locs, r, root, TIPS, half=half)
+        _toes, tips, _ = _points(sk, locs, r)
+        assert tips[..., 2].min() > -1e-4
+        d = tf.quat_mul(tf.quat_conjugate(rots_flat[:, 5]), r[:, 5])
+        turn = 2.0 * np.arccos(np.clip(np.abs(d[:, 0]), 0.0, 1.0))
+        steps[half] = turn
+    assert np.count_nonzero(steps[0] > 1e-9) == 1
+    assert np.count_nonzero(steps[2] > 1e-9) > 1
+    assert np.abs(np.diff(steps[2])).max() < np.abs(np.diff(steps[0])).max()
