@@ -231,6 +231,9 @@ class FootLockSettings:
     # Core-only. A foot also locks in the steps just before the data's contact where its toe is
     # already down (core.bake.legs.foot_lock.with_touchdowns); False: on the data's contact only.
     lock_on_touchdown: bool = True
+    # Core-only. Where the data has neither foot down, a toe on the ground and slow (the slower of two)
+    # locks as a stance foot (core.bake.legs.foot_lock.with_stance); False: the data's contacts only.
+    lock_stance: bool = True
     # Core-only. A released foot blends back in the leg's joint rotations; False: by a toe offset.
     release_in_joints: bool = True
 

@@ -41,6 +41,7 @@ def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, spe
     graded_floor = settings.toe_floor is not None and settings.legs.toe_floor_rate > 0
     toes_out = np.empty((S, 2, 3))
     in_joints = []
+    downs = lock_flags(pose, skeleton.legs, contacts, dt, settings)
     for side, (up, low, foot, toe) in enumerate(skeleton.legs):
         toe_pos = pose[:, toe, :3, 3]
         heel = toe_pos - pose[:, foot, :3, 3]
@@ -49,9 +50,7 @@ def apply_foot_lock(skeleton, locs, rots, contacts, root_quat, dt, settings, spe
         turn = np.zeros(S)
         toes_out[:, side] = toe_pos
         if settings.foot_lock.enabled:
-            down = contacts[:, side]
-            if settings.foot_lock.lock_on_touchdown and settings.toe_floor is not None:
-                down = fl.with_touchdowns(down, toe_pos[:, 2], settings.toe_floor + TOE_FLOOR_BELOW_PLANTED, dt)
+            down = downs[:, side]
             held, locked[:, side], n, kept["locks"][side] = fl.run_foot_lock_kept(
                 down, np.column_stack([toe_pos, heading]),
                 None if speeds is None else speeds[:, side], dt, previous.get("locks", {}).get(side),
@@ -93,6 +92,26 @@ class KeptJoints:
     inputs: tuple           # per step: the leg's channels, its joints' pose, the knees' forward, locks, heading
     ends: list              # (end, correction, its velocity) after each lock run
     out: np.ndarray = None  # (S, 3, 4) the leg's rotations (thigh, shin, foot) made
+
+
+def lock_flags(pose, legs, contacts, dt, settings):
+    """(S, 2) the steps each foot may lock on: the played data's contacts (S, 2),
+    each begun where the toe came down (``lock_on_touchdown``), and with
+    ``lock_stance`` a stance foot where the data has neither foot down (``pose``
+    the world matrices, ``legs`` the skeleton's (hip, knee, ankle, toe) joints)."""
+    downs = np.array(contacts, dtype=bool)
+    toes = np.stack([pose[:, leg[3], :3, 3] for leg in legs], axis=1)
+    if settings.toe_floor is None:
+        return downs
+    planted = settings.toe_floor + TOE_FLOOR_BELOW_PLANTED
+    if settings.foot_lock.lock_on_touchdown:
+        for side in range(downs.shape[1]):
+            downs[:, side] = fl.with_touchdowns(downs[:, side], toes[:, side, 2], planted, dt)
+    if settings.foot_lock.lock_stance and downs.shape[1] == 2:
+        heel = toes - np.stack([pose[:, leg[2], :3, 3] for leg in legs], axis=1)
+        headings = np.unwrap(same_everywhere.arctan2(heel[..., 1], heel[..., 0]), axis=0)
+        downs = fl.with_stance(downs, toes, headings, planted, dt)
+    return downs
 
 
 def lock_in_joint_space(legs, locs, rots, sides, dt, settings, previous=None):

@@ -220,6 +220,53 @@ def with_touchdowns(contacts, toe_heights, planted, dt, height=TOUCHDOWN_HEIGHT,
     return out
 
 
+STANCE_HEIGHT = 0.02    # m: a toe this close above the planted toe height may stand
+STANCE_SPEED = 1.5      # m/s: a toe on the ground slower than this (as baked) may stand
+STANCE_REACH = 0.2      # m: a stance ends when the toe has gone this far from where it stood
+STANCE_TURN = 0.3       # radians: or when the foot has turned this far (a longer hold snaps the ankle on release)
+STANCE_AFTER = 0.1      # s: neither foot flagged this long before a foot stands (a walk's short gaps left alone)
+
+
+def with_stance(contacts, toes, headings, planted, dt, height=STANCE_HEIGHT, speed=STANCE_SPEED, reach=STANCE_REACH,
+                turn=STANCE_TURN, after=STANCE_AFTER):
+    """The contact flags (S, 2) with a stance foot where neither foot has been
+    in contact for more than ``after`` seconds: a toe (of ``toes`` (S, 2, 3), as
+    baked) lower than ``planted`` + ``height`` and slower than ``speed``
+    (horizontally, from the step before) stands (of two, the slower; ties: the
+    left) until it leaves the ground, speeds up, has gone ``reach`` from where
+    it stood or turned ``turn`` radians from its heading there (``headings``
+    (S, 2), unwrapped); a foot whose stance ran out waits to leave the ground
+    or speed up before it stands again. A run's
+    flight has both toes up and is left alone; a take whose contacts were
+    missed (feet sliding on the ground) gets one foot to hold, so the body
+    does not glide."""
+    given = np.asarray(contacts, dtype=bool)
+    toes = np.asarray(toes, dtype=np.float64)
+    v = np.zeros(toes.shape[:2])
+    v[1:] = np.hypot(toes[1:, :, 0] - toes[:-1, :, 0], toes[1:, :, 1] - toes[:-1, :, 1]) / dt
+    v[0] = v[1] if len(v) > 1 else 0.0
+    none = ~given.any(axis=1)
+    idx = np.arange(len(none))
+    since = idx - np.maximum.accumulate(np.where(none, -1, idx))     # steps with neither foot down, so far
+    ok = ((since > round(after / dt))[:, None] & (toes[:, :, 2] < planted + height) & (v < speed)).tolist()
+    xy, speeds, yaw = toes[:, :, :2].tolist(), v.tolist(), np.asarray(headings, dtype=np.float64).tolist()
+    out = given.copy()
+    foot, start, start_yaw, barred = -1, None, 0.0, [False, False]
+    for i, (can, vi) in enumerate(zip(ok, speeds)):
+        barred = [b and c for b, c in zip(barred, can)]
+        if foot >= 0 and can[foot]:
+            if math.dist(xy[i][foot], start) < reach and abs(yaw[i][foot] - start_yaw) < turn:
+                out[i, foot] = True
+                continue
+            barred[foot] = True         # out of reach: this foot waits to lift
+        free = [f for f in (0, 1) if can[f] and not barred[f]]
+        foot = -1 if not free else min(free, key=lambda f: (vi[f], f))
+        if foot >= 0:
+            start, start_yaw = xy[i][foot], yaw[i][foot]
+            out[i, foot] = True
+    return out
+
+
 def run_foot_lock(contacts, toe_positions, toe_speeds, dt, **params):
     """Run a :class:`FootLock` over a whole take.
 

@@ -75,7 +75,8 @@ def test_a_toe_that_came_down_locks_before_the_data_says_contact():
     contacts = np.zeros((S, 2), dtype=bool)
     contacts[8:16, 0] = True            # ... and the data plants the left foot on frames 8-15
     root_quat = tf.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), np.zeros(S))
-    settings = bake.BakeSettings.of(toe_floor=down - 0.01)
+    # The touchdown rule alone (the stance rule would also hold the toe dragged after the contact).
+    settings = bake.BakeSettings.of(toe_floor=down - 0.01, lock_stance=False)
     assert settings.foot_lock.lock_on_touchdown
     out, locked, count, _ = bake.apply_foot_lock(sk, locs, rots.copy(), contacts, root_quat, DT, settings)
     toes, _ = _feet(sk, locs, out)
@@ -83,14 +84,14 @@ def test_a_toe_that_came_down_locks_before_the_data_says_contact():
     assert count == 1 and locked[6:16, 0].all() and not locked[:6, 0].any()
     assert np.abs(toes[6:16, 0, :2] - toes[6, 0, :2]).max() < 1e-6
     # Without the touchdown (off, or the toe down 2 cm higher than planted) it locks on the data's contact.
-    for settings in (bake.BakeSettings.of(toe_floor=down - 0.01, lock_on_touchdown=False),
-                     bake.BakeSettings.of(toe_floor=down - 0.03)):
+    for settings in (bake.BakeSettings.of(toe_floor=down - 0.01, lock_on_touchdown=False, lock_stance=False),
+                     bake.BakeSettings.of(toe_floor=down - 0.03, lock_stance=False)):
         _, locked, _, _ = bake.apply_foot_lock(sk, locs, rots.copy(), contacts, root_quat, DT, settings)
         assert locked[8:16, 0].all() and not locked[:8, 0].any()
     # Down since the first frame (longer than 0.15 s before the contact): a dragging toe, not a landing.
     locs[:6, 0, 2] -= 0.05
     _, locked, _, _ = bake.apply_foot_lock(sk, locs, rots.copy(), contacts, root_quat, DT,
-                                           bake.BakeSettings.of(toe_floor=down - 0.01))
+                                           bake.BakeSettings.of(toe_floor=down - 0.01, lock_stance=False))
     assert locked[8:16, 0].all() and not locked[:8, 0].any()
 
 
