@@ -175,6 +175,21 @@ glide: frozen glides (bench/done_when). failed: the checks above that fail""" % 
     LIMITS["slide"], LIMITS["height"], LIMITS["stretch"], LIMITS["facing"], LIMITS["rot"])
 
 
+def print_table(fps, notes, head, lines, legend, t_start):
+    """The bench's closing print: Blender and fps, the notes per take, the table, its legend, the time."""
+    import bpy
+
+    print()
+    print("Blender %s, bakes at %d fps" % (bpy.app.version_string, fps))
+    for n in notes:
+        print(n)
+    print(head)
+    for text in lines:
+        print(text)
+    print(legend)
+    print("bench time %.0f s" % (time.perf_counter() - t_start))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fps", type=int, default=30, help="the scene's rate for the bakes (default 30)")
@@ -183,8 +198,6 @@ def main():
     args = ap.parse_args()
     t_start = time.perf_counter()
     addon_session.start()
-    import bpy
-
     from tools import path_measure
 
     lines, notes = [], []
@@ -202,15 +215,7 @@ def main():
                 row = bp.bake_path(obj, raw_action, name, args.fps, "", raw, floor, tmp)
                 lines.append(line(take, row))
                 print(lines[-1], flush=True)
-    print()
-    print("Blender %s, bakes at %d fps" % (bpy.app.version_string, args.fps))
-    for n in notes:
-        print(n)
-    print(HEAD)
-    for text in lines:
-        print(text)
-    print(LEGEND)
-    print("bench time %.0f s" % (time.perf_counter() - t_start))
+    print_table(args.fps, notes, HEAD, lines, LEGEND, t_start)
     addon_session.disable()
 
 

@@ -111,8 +111,6 @@ def main():
     args = ap.parse_args()
     t_start = time.perf_counter()
     addon_session.start()
-    import bpy
-
     from tools import path_measure
 
     bc.SCALES.update(cmu_clips=0.056444, thin=0.01)
@@ -131,15 +129,7 @@ def main():
                 row = bp.bake_path(obj, raw_action, name, args.fps, "", raw, floor, tmp)
                 lines.append(line(take, row))
                 print(lines[-1], flush=True)
-    print()
-    print("Blender %s, bakes at %d fps" % (bpy.app.version_string, args.fps))
-    for n in notes:
-        print(n)
-    print(HEAD)
-    for text in lines:
-        print(text)
-    print(LEGEND)
-    print("bench time %.0f s" % (time.perf_counter() - t_start))
+    bc.print_table(args.fps, notes, HEAD, lines, LEGEND, t_start)
     addon_session.disable()
 
 

@@ -91,3 +91,20 @@ def needs_own_process():
     import bpy
 
     return tuple(bpy.app.version[:2]) in OWN_PROCESS_ON and not os.environ.get(ISOLATED_ENV)
+
+
+def meta_rig_target(source):
+    """Rigify's human meta-rig mapped from ``source`` (the sample take, given its
+    T-pose) and in its T-pose: the other rig the retarget tests bake onto."""
+    import bpy
+
+    from sample_paths import SAMPLE_TPOSE
+
+    bpy.context.view_layer.objects.active = source
+    assert bpy.ops.motion_matching.load_tpose(filepath=SAMPLE_TPOSE, global_scale=0.01) == {"FINISHED"}
+    bpy.ops.object.select_all(action="DESELECT")
+    bpy.ops.object.armature_human_metarig_add()
+    rig = bpy.context.active_object
+    assert bpy.ops.motion_matching.auto_map_bones() == {"FINISHED"}
+    assert bpy.ops.motion_matching.make_tpose() == {"FINISHED"}
+    return rig

@@ -7,18 +7,11 @@ import bpy
 import numpy as np
 
 import bl_helpers as H
-from sample_paths import SAMPLE_TPOSE
 
 
 def test_bake_onto_meta_rig(tmp_path, rigify, take_on_path):
     source, ctrl = take_on_path(fps=24)
-    bpy.context.view_layer.objects.active = source
-    assert bpy.ops.motion_matching.load_tpose(filepath=SAMPLE_TPOSE, global_scale=0.01) == {"FINISHED"}
-    bpy.ops.object.select_all(action="DESELECT")
-    bpy.ops.object.armature_human_metarig_add()
-    rig = bpy.context.active_object
-    assert bpy.ops.motion_matching.auto_map_bones() == {"FINISHED"}
-    assert bpy.ops.motion_matching.make_tpose() == {"FINISHED"}
+    rig = H.meta_rig_target(source)
     scene = bpy.context.scene
     scene.motion_matching.bake_armature = rig
     path = tmp_path / "r.json"

@@ -197,17 +197,10 @@ def test_a_failed_background_process_is_one_sentence(take_on_path, started, monk
 
 @pytest.mark.usefixtures("rigify")
 def test_a_character_of_another_rig_keys_as_in_one_process(take_on_path, tmp_path, started, monkeypatch):
-    from sample_paths import SAMPLE_TPOSE
     from test_crowd import _curve, _select
 
     source, _ctrl = take_on_path(fps=24)
-    bpy.context.view_layer.objects.active = source
-    assert bpy.ops.motion_matching.load_tpose(filepath=SAMPLE_TPOSE, global_scale=0.01) == {"FINISHED"}
-    bpy.ops.object.select_all(action="DESELECT")
-    bpy.ops.object.armature_human_metarig_add()
-    rig = bpy.context.active_object
-    assert bpy.ops.motion_matching.auto_map_bones() == {"FINISHED"}
-    assert bpy.ops.motion_matching.make_tpose() == {"FINISHED"}
+    rig = H.meta_rig_target(source)
     _select(_curve(), source, rig)
     assert bpy.ops.motion_matching.add_crowd(count=3, lanes=1) == {"FINISHED"}
     scene = bpy.context.scene

@@ -5,6 +5,7 @@ import bpy
 import numpy as np
 import pytest
 
+import bl_helpers as H
 from tools import ground_scenes as gs
 from tools import path_measure
 
@@ -47,7 +48,7 @@ def test_a_ground_that_is_not_a_mesh_is_refused_and_nothing_is_keyed(take_on_pat
 def test_a_ground_beside_the_path_or_far_above_it_is_refused(take_on_path):
     obj, _ctrl = take_on_path(fps=30, scenario="straight_walk")
     action = obj.animation_data.action if obj.animation_data else None
-    beside = gs.make_hills("Beside", x=(10.0, 14.0))
+    gs.make_hills("Beside", x=(10.0, 14.0))
     with pytest.raises(RuntimeError, match=r"The ground 'Beside' has no faces under"):
         bpy.ops.motion_matching.bake(ground="Beside")
     high = gs.make_stairs("High")
@@ -94,7 +95,6 @@ def test_the_bake_command_walks_on_a_ground_file_and_refuses_one_far_from_the_pa
 
 
 def test_the_live_preview_follows_the_ground_and_its_edits(take_on_path):
-    import bl_helpers as H
 
     obj, _ctrl = take_on_path(fps=30, scenario="straight_walk")
     scene = bpy.context.scene
@@ -133,7 +133,6 @@ def test_the_live_preview_follows_the_ground_and_its_edits(take_on_path):
 
 
 def test_bake_all_walks_every_character_on_the_ground(take_on_path):
-    import bl_helpers as H
     from tools import scene_curves
 
     obj, _ctrl = take_on_path(fps=24)
@@ -155,16 +154,9 @@ def test_bake_all_walks_every_character_on_the_ground(take_on_path):
 
 
 def test_a_bake_onto_another_rig_keeps_its_feet_on_the_ground(rigify, take_on_path):
-    from sample_paths import SAMPLE_TPOSE
 
     source, _ctrl = take_on_path(fps=30, scenario="straight_walk")
-    bpy.context.view_layer.objects.active = source
-    assert bpy.ops.motion_matching.load_tpose(filepath=SAMPLE_TPOSE, global_scale=0.01) == {"FINISHED"}
-    bpy.ops.object.select_all(action="DESELECT")
-    bpy.ops.object.armature_human_metarig_add()
-    rig = bpy.context.active_object
-    assert bpy.ops.motion_matching.auto_map_bones() == {"FINISHED"}
-    assert bpy.ops.motion_matching.make_tpose() == {"FINISHED"}
+    rig = H.meta_rig_target(source)
     scene = bpy.context.scene
     scene.motion_matching.bake_armature = rig
     stairs = gs.make_stairs()
@@ -173,7 +165,6 @@ def test_a_bake_onto_another_rig_keeps_its_feet_on_the_ground(rigify, take_on_pa
     mapped = {i.name: i.bone for i in rig.data.motion_matching.bone_map if i.bone}
     frames = np.arange(scene.frame_start, scene.frame_end + 1, 3)
     names = [mapped[k] for k in ("LeftFoot", "RightFoot", "LeftToes", "RightToes")]
-    import bl_helpers as H
     heads = H.pose_heads(rig, frames, names)                       # (F, 4, 3) ankles and toes
     gap = heads[..., 2] - gs.ground_heights(stairs, heads)
     assert gap.min() > -0.015, gap.min()

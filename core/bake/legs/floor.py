@@ -173,13 +173,9 @@ def clear_floor(skeleton, locs, rots, root_quat, tips, ground=flat_ground, min_b
     for side in range(len(skeleton.legs)):
         need = envelope(np.maximum(_joint_need(skeleton, pose, toes, side, ground, clearance, foot_points), 0.0),
                         half)
-        idx = np.flatnonzero(need > 1e-6)
-        if len(idx):
-            wanted = toes[idx, side].copy()
-            wanted[:, 2] += need[idx]
-            legs.solve(rots, side, idx, wanted, np.zeros(len(idx)))
-            joint[idx, side] = need[idx]
-            moved = True
+        idx = _raise_foot(legs, rots, side, toes, need, 1e-6)
+        joint[idx, side] = need[idx]
+        moved = moved or bool(len(idx))
     if moved:
         pose = forward_kinematics(skeleton, locs, rots, leg_joints(skeleton))
     tips = np.asarray(tips, dtype=np.float64)
@@ -203,13 +199,20 @@ def _lift_rest(skeleton, locs, rots, root_quat, min_bend, toe_points, ground, cl
         floor = ground(pts[..., :2])
         floor[:, 0] += clearance
         need = envelope(np.maximum((floor - pts[..., 2]).max(axis=1), 0.0), half)
-        idx = np.flatnonzero(need > 1e-4)
-        if len(idx):
-            wanted = toes[idx, side].copy()
-            wanted[:, 2] += need[idx]
-            legs.solve(rots, side, idx, wanted, np.zeros(len(idx)))
-            out[idx, side] = need[idx]
+        idx = _raise_foot(legs, rots, side, toes, need, 1e-4)
+        out[idx, side] = need[idx]
     return out
+
+
+def _raise_foot(legs, rots, side, toes, need, least):
+    """Raise leg ``side``'s toe joint by ``need`` (S,) where it is over ``least``
+    (m), by the leg's IK (``rots`` in place); returns those steps."""
+    idx = np.flatnonzero(need > least)
+    if len(idx):
+        wanted = toes[idx, side].copy()
+        wanted[:, 2] += need[idx]
+        legs.solve(rots, side, idx, wanted, np.zeros(len(idx)))
+    return idx
 
 
 def lift_summary(lifts, at):
