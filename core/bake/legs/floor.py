@@ -117,12 +117,13 @@ def envelope(x, half):
     return np.lib.stride_tricks.sliding_window_view(most, 2 * half + 1).mean(axis=1)
 
 
-def _bend_toes(skeleton, rots, pose, toe_points, ground, clearance, half=0):
+def _bend_toes(skeleton, rots, pose, toe_points, ground, clearance, half, forward):
     """Bend each toe up about its joint where one of its ``toe_points`` (per
     leg (n, 3) in the toe's frame, the tip first, kept ``clearance`` over the
     ground; the rest on it) is under ``ground`` (``rots`` in place), easing in
-    and out over ``half`` steps (:func:`envelope`); returns how far each leg's
-    lowest point was raised (S, 2)."""
+    and out over ``half`` steps (:func:`envelope`), about an axis across the
+    foot and the body's ``forward`` (S, 3); returns how far each leg's lowest
+    point was raised (S, 2)."""
     S = len(rots)
     raised = np.zeros((S, len(skeleton.legs)))
     for side, leg in enumerate(skeleton.legs):
@@ -131,7 +132,12 @@ def _bend_toes(skeleton, rots, pose, toe_points, ground, clearance, half=0):
         pts = _in_world(pose, toe, toe_points[side])
         floor = ground(pts[..., :2])
         floor[:, 0] += clearance
-        angle, axis = _bend_angle(ball, pts, floor, ball - pose[:, leg[2], :3, 3])
+        # The foot's heading (ankle to ball) where it lies along the ground; as the foot points
+        # down (its heading shrinking to the vertical) the body's forward takes over, smoothly.
+        foot = ball - pose[:, leg[2], :3, 3]
+        foot = foot - foot[:, 2:3] * _UP
+        reach = np.linalg.norm(ball - pose[:, leg[2], :3, 3], axis=-1, keepdims=True)
+        angle, axis = _bend_angle(ball, pts, floor, foot + 0.5 * reach * forward)
         angle = envelope(angle, half)
         idx = np.flatnonzero(angle > 1e-9)
         if not len(idx):
@@ -181,7 +187,8 @@ def clear_floor(skeleton, locs, rots, root_quat, tips, ground=flat_ground, min_b
     tips = np.asarray(tips, dtype=np.float64)
     points = [np.vstack([tips[side:side + 1]] + ([] if toe_points is None else [np.reshape(toe_points[side], (-1, 3))]))
               for side in range(len(skeleton.legs))]
-    tip = _bend_toes(skeleton, rots, pose, points, ground, clearance, half)
+    forward = tf.quat_rotate(root_quat, np.array([0.0, -1.0, 0.0]))
+    tip = _bend_toes(skeleton, rots, pose, points, ground, clearance, half, forward)
     joint += _lift_rest(skeleton, locs, rots, root_quat, min_bend, points, ground, clearance, half)
     return FloorLifts(joint=joint, tip=tip)
 
