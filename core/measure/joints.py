@@ -4,6 +4,7 @@ and the database's takes played at the scene's rate.
 numpy only; forward kinematics is the bake's own (core.bake.pipeline).
 """
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -128,3 +129,21 @@ def take_clips(take, skeleton, fps):
         near = rows[np.clip(np.rint(x).astype(np.int64), 0, len(rows) - 1)]
         clips.append(skeleton_joints(skeleton, locs, rots, fps, contacts[near]))
     return clips, floor
+
+
+def above_ground(joints, ground):
+    """``joints`` with heights read over a ground instead of height 0:
+    ``ground`` (T, 2) its height under each foot (m). Each foot's ankle and toe
+    drop by the ground under it, the hips and hip joints by the mean of the two,
+    so the planted measures judge feet on a hill as on the flat floor."""
+    g = np.asarray(ground, dtype=np.float64)
+    mid = g.mean(axis=1)
+
+    def lowered(points, by):
+        out = np.array(points, dtype=np.float64)
+        out[..., 2] -= by
+        return out
+
+    return dataclasses.replace(joints, hips=lowered(joints.hips, mid),
+                               hip_joints=lowered(joints.hip_joints, mid[:, None]),
+                               ankles=lowered(joints.ankles, g), toes=lowered(joints.toes, g))

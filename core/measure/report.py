@@ -45,7 +45,7 @@ from ..maths.resample import resample, sample_positions
 from . import bake_quality, moves_figures
 from . import path_metrics as pm
 from . import rig_metrics
-from .joints import skeleton_joints, take_clips
+from .joints import above_ground, skeleton_joints, take_clips
 
 # m above the take's height (median over contact rows) that counts as low, per foot point.
 LOW_MARGINS = (("toe", 0.02), ("ankle", 0.03))
@@ -374,6 +374,8 @@ def _quality(take, skeleton, result, baked, allowed, facing, path_scale, cache, 
     frames, times, sfps = baked.frames, baked.times, baked.fps
     at = core_bake.step_index(result, times)
     bake = skeleton_joints(skeleton, baked.locations, baked.rotations, sfps, result.contacts[at], path_scale)
+    if getattr(result, "toe_ground", None) is not None:         # a Ground: feet judged over it
+        bake = above_ground(bake, result.toe_ground[at] * path_scale)
     raw, floor = cache("raw_take_joints_%g" % sfps, lambda: take_clips(take, skeleton, sfps))
     floor *= path_scale
     if path_scale != 1.0:

@@ -111,3 +111,22 @@ def test_tracking_on_a_retargeted_rig_replaces_the_root_figures():
     assert r.tracking_error_max_m == pytest.approx(0.3) and r.final_distance_m == pytest.approx(0.3)
     assert r.tracking_error_mean_m == pytest.approx(0.15)
     np.testing.assert_allclose(r.per_frame.tracking_error, ctrl[:, 0])
+
+
+def test_joints_over_a_ground_are_read_as_over_the_flat_floor():
+    """Feet standing on a ground 0.3 m up (left) and 0.1 m up (right) read as
+    feet on the flat floor: each foot drops by the ground under it, the hips by the mean."""
+    from core.measure.bake_quality import Joints
+    from core.measure.joints import above_ground
+
+    T = 4
+    feet = np.zeros((T, 2, 3))
+    feet[:, 0, 2], feet[:, 1, 2] = 0.38, 0.18
+    j = Joints(fps=30.0, hips=np.tile([0.0, 0.0, 1.2], (T, 1)), hip_joints=np.tile([0.0, 0.0, 1.1], (T, 2, 1)),
+               ankles=feet.copy(), toes=feet - [0.0, 0.0, 0.05], contacts=np.ones((T, 2), dtype=bool))
+    ground = np.tile([0.3, 0.1], (T, 1))
+    out = above_ground(j, ground)
+    assert np.allclose(out.ankles[..., 2], 0.08) and np.allclose(out.toes[..., 2], 0.03)
+    assert np.allclose(out.hips[:, 2], 1.0) and np.allclose(out.hip_joints[..., 2], 0.9)
+    assert np.array_equal(j.ankles, feet)                  # the joints given are left as they were
+    assert np.array_equal(out.ankles[..., :2], feet[..., :2])
