@@ -289,16 +289,8 @@ def retarget_frames(setup, output, fps, toe_above_soles, soles=None):
     target, ``soles`` its bridge.retarget.meshes.sole_points. Reads no Blender
     data (the live preview runs it on a thread).
     Returns (core.retarget.frames.Result with the planted keys, core_replant.Replanted)."""
-    from ..retarget import retarget as retarget_bridge
-
-    pose = core_bake.forward_kinematics(output.skeleton, output.locations, output.rotations)
-    result = retarget_bridge.retarget_pose(setup, pose)
-    contact, root_yaw = core_replant.frame_contacts(output.result, output.times)
-    planted = core_replant.replant_feet(setup.plan, setup.target, setup.target_map, result, contact, root_yaw,
-                                        fps, output.settings, toe_above_soles=toe_above_soles, soles=soles,
-                                        toe_ground=core_replant.frame_toe_ground(output.result, output.times))
-    result.rotations, result.locations = planted.rotations, planted.locations
-    return result, planted
+    return core_replant.retarget_and_replant(setup.plan, setup.target, setup.target_map, output, fps,
+                                             toe_above_soles, soles)
 
 
 @dataclasses.dataclass

@@ -12,7 +12,6 @@ import numpy as np
 
 from ...core.skeleton import humanoid_joints
 from ...core.retarget import frames as rt_frames
-from ...core.maths import transforms as tf
 from ...core.errors import MotionMatchingError
 from ..blender import armature_data
 from ..files.virtual_root import key_times
@@ -35,10 +34,7 @@ def source_motion(obj):
 def retarget_pose(setup, pose):
     """core.retarget.frames.retarget_frames on source pose matrices (F, Js, 4, 4)
     in armature space (e.g. from armature_data.armature_pose)."""
-    plan = setup.plan
-    rotations = tf.matrix_to_quat(pose[..., :3, :3])
-    root_pose = pose[:, plan.source_root] if plan.source_root is not None else None
-    return rt_frames.retarget_frames(plan, rotations, pose[:, plan.source_hips, :3, 3], root_pose)
+    return rt_frames.retarget_pose(setup.plan, pose)
 
 
 def world_joints(setup, result, chunk=256):

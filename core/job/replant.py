@@ -20,6 +20,7 @@ from ..bake import pipeline
 from ..bake.legs import floor
 from ..bake.legs.floor import floor_ease_steps
 from ..maths import transforms as tf
+from ..retarget import frames as rt_frames
 
 UNMAPPED_LEGS = ("the target's legs are not all mapped (hip, knee, ankle, toes), so its feet were not "
                  "planted again")
@@ -159,3 +160,18 @@ def _target_floor(t_skel, t_locs, t_rots, contacts):
     pose = pipeline.forward_kinematics(t_skel, t_locs, t_rots)
     z = np.stack([pose[:, leg[3], 2, 3] for leg in t_skel.legs], axis=1)
     return pipeline.toe_floor(z, contacts)
+
+
+def retarget_and_replant(plan, target, target_map, output, fps, toe_above_soles=None, soles=None):
+    """A core.job.run.BakeOutput retargeted by ``plan`` onto ``target`` and its
+    feet planted again on the target's own legs (:func:`replant_feet`, on the
+    ground the bake walked on) at ``fps`` scene frames per second. Returns
+    (core.retarget.frames.Result with the planted keys, :class:`Replanted`)."""
+    pose = pipeline.forward_kinematics(output.skeleton, output.locations, output.rotations)
+    result = rt_frames.retarget_pose(plan, pose)
+    contact, root_yaw = frame_contacts(output.result, output.times)
+    planted = replant_feet(plan, target, target_map, result, contact, root_yaw, fps, output.settings,
+                           toe_above_soles=toe_above_soles, soles=soles,
+                           toe_ground=frame_toe_ground(output.result, output.times))
+    result.rotations, result.locations = planted.rotations, planted.locations
+    return result, planted

@@ -170,3 +170,11 @@ def slice_result(result, frames):
     """The result on a subset of frames (an index or a slice)."""
     return Result(result.keyed, result.rotations[frames], result.located, result.locations[frames],
                   result.names)
+
+
+def retarget_pose(plan, pose):
+    """:func:`retarget_frames` on source pose matrices (F, Js, 4, 4) in
+    armature space: their rotations, the hips' positions and the root's pose."""
+    rotations = tf.matrix_to_quat(pose[..., :3, :3])
+    root_pose = pose[:, plan.source_root] if plan.source_root is not None else None
+    return retarget_frames(plan, rotations, pose[:, plan.source_hips, :3, 3], root_pose)
