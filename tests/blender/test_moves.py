@@ -171,7 +171,9 @@ def test_the_controllers_moves_are_saved_with_the_file(tmp_path):
     assert [(m.frame, m.query) for m in ctrl.motion_matching.moves] == [(90.0, "run")]
 
 
-def test_the_command_line_bakes_a_scenario_files_moves(tmp_path):
+def _cli_bake(tmp_path, *extra):
+    """tools.mm_cli on the sample with its dance card along the walk, run, walk
+    scenario file (plus ``extra`` options); returns (its stdout, its report)."""
     import subprocess
     import sys
 
@@ -184,34 +186,23 @@ def test_the_command_line_bakes_a_scenario_files_moves(tmp_path):
     out = tmp_path / "run"
     proc = subprocess.run([sys.executable, "-m", "tools.mm_cli", "--bvh", SAMPLE_TAKE, "--scale", "0.01",
                            "--dance-card", os.path.join(SAMPLES, "jl_mm_dance_card.toml"), "--scenario", str(path),
-                           "--fps", str(FPS), "--out", str(out)], cwd=REPO, capture_output=True, text=True,
+                           "--fps", str(FPS), *extra, "--out", str(out)], cwd=REPO, capture_output=True, text=True,
                           timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    report = json.loads((out / "report.json").read_text())
+    return proc.stdout, json.loads((out / "report.json").read_text())
+
+
+def test_the_command_line_bakes_a_scenario_files_moves(tmp_path):
+    stdout, report = _cli_bake(tmp_path)
     assert [(m["frame"], m["query"]) for m in report["moves"]] == MOVES
     assert all(m["share"] > 0.6 for m in report["moves"]), report["moves"]
-    assert "move at 121" in proc.stdout
+    assert "move at 121" in stdout
 
 
 def test_the_command_lines_moves_replace_the_scenario_files(tmp_path):
-    import subprocess
-    import sys
-
-    from sample_paths import REPO
-
-    path = tmp_path / "walk_run_walk.json"
-    path.write_text(json.dumps({"points": [{"t": t, "x": 0.0, "y": y, **({"query": q} if q else {})}
-                                           for t, y, q in POINTS]}))
-    env = {k: v for k, v in os.environ.items() if k != "BLENDER_USER_RESOURCES"}
-    out = tmp_path / "run"
-    proc = subprocess.run([sys.executable, "-m", "tools.mm_cli", "--bvh", SAMPLE_TAKE, "--scale", "0.01",
-                           "--dance-card", os.path.join(SAMPLES, "jl_mm_dance_card.toml"), "--scenario", str(path),
-                           "--fps", str(FPS), "--moves", "181=run", "1=walk", "--out", str(out)], cwd=REPO,
-                          capture_output=True, text=True, timeout=300, env=env)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    report = json.loads((out / "report.json").read_text())
+    stdout, report = _cli_bake(tmp_path, "--moves", "181=run", "1=walk")
     assert [(m["frame"], m["query"]) for m in report["moves"]] == [(1.0, "walk"), (181.0, "run")]
-    assert "move at 181" in proc.stdout and "move at 121" not in proc.stdout
+    assert "move at 181" in stdout and "move at 121" not in stdout
 
 
 def test_the_preview_follows_the_moves_and_equals_the_bake(tagged_scene):
